@@ -1,0 +1,298 @@
+"""The protocol core: conol events in, answer pieces out. Pure: no I/O, no clocks, no globals.
+
+conol sends cumulative snapshots (each event repeats the whole text so far), repeats tool calls
+under other stage ids, and mixes the user's own turn into the logs. The :class:`Assembler` turns
+that into the pieces a streaming client wants (only new text, each tool call once) and keeps the
+state a non-streaming client wants (the final text, reasoning and tool calls).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import AgentFailed
+from ._render import tool_arguments
+from ._wire import ConolEvent, ContentPart, DoneEvent, ErrorEvent, HistoryDelta, LogEntry, Stage, ToolUse
+
+REASONING_TYPES = frozenset({"thinking", "reasoning", "thought", "plan"})
+ENTRY_SEPARATOR = "\n\n"
+
+
+# --- pieces -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClientToolCall:
+    """A call of one of the request's own tools: the client must execute it."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinToolUse:
+    """A tool conol ran itself (WebSearch, Fetch, …): shown to the client, never for it to run."""
+
+    name: str
+    input: Any
+    result: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "input": self.input, "result": self.result}
+
+
+Piece = TextDelta | ReasoningDelta | ClientToolCall | BuiltinToolUse
+
+
+# --- one stream of text (the answer, or the reasoning) ------------------------------------------
+
+
+class _Channel:
+    """Text built from cumulative snapshots of several entries, streamed as suffixes.
+
+    Each preview entry (keyed by stage and position) holds its latest snapshot; the channel's text
+    is the entries joined. What has been streamed is remembered, so only a true extension yields
+    a delta: a rewritten snapshot yields nothing until the text extends what was streamed again.
+    """
+
+    __slots__ = ("_committed", "_keys", "_texts", "emitted", "rewritten")
+
+    def __init__(self) -> None:
+        self._texts: list[str] = []
+        self._keys: dict[tuple[str, int], int] = {}
+        self._committed: set[int] = set()
+        self.emitted = ""
+        self.rewritten = False
+
+    def set_snapshot(self, key: tuple[str, int], text: str) -> None:
+        index = self._keys.get(key)
+        if index is None:
+            self._keys[key] = len(self._texts)
+            self._texts.append(text)
+        elif index not in self._committed:  # a committed message is authoritative over previews
+            self._texts[index] = text
+
+    def commit(self, text: str) -> None:
+        """A completed message from the logs: it replaces the preview it completes."""
+        if any(self._texts[i] == text for i in self._committed):
+            return  # the same committed message again (a replay or another stage's copy)
+        open_entries = [i for i in range(len(self._texts)) if i not in self._committed]
+        target = next((i for i in open_entries if self._texts[i] and text.startswith(self._texts[i])), None)
+        if target is None and open_entries:
+            target = open_entries[-1]  # the preview was rewritten; the commit is its final form
+        if target is None:
+            target = len(self._texts)
+            self._texts.append(text)
+        self._texts[target] = text
+        self._committed.add(target)
+
+    @property
+    def text(self) -> str:
+        texts = [t for t in self._texts if t]
+        if len(texts) <= 1:
+            return texts[0] if texts else ""  # the common case: no copy
+        return _join_entries(texts)
+
+    @property
+    def has_commit(self) -> bool:
+        return bool(self._committed)
+
+    def take_delta(self) -> str:
+        current = self.text
+        if len(current) == len(self.emitted):
+            if current != self.emitted:
+                self.rewritten = True
+            return ""
+        if current.startswith(self.emitted):
+            delta = current[len(self.emitted) :]
+            self.emitted = current
+            return delta
+        self.rewritten = True
+        return ""
+
+
+def _join_entries(texts: list[str]) -> str:
+    # Entries that carry their own whitespace are concatenated as they are; a paragraph break is
+    # added only where two entries would otherwise run together ("…up.Step 2").
+    joined = texts[0]
+    for text in texts[1:]:
+        glue = "" if joined[-1].isspace() or text[0].isspace() else ENTRY_SEPARATOR
+        joined = joined + glue + text
+    return joined
+
+
+# --- the assembler ------------------------------------------------------------------------------
+
+
+def _default_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _parts_text(content: str | list[ContentPart] | list[ToolUse] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.text or "" for part in content)
+
+
+@dataclass
+class _ToolRecord:
+    use: BuiltinToolUse
+    client: bool
+
+
+@dataclass
+class Assembler:
+    """Feed it events in arrival order; it returns the pieces each event adds.
+
+    ``client_tools``: names of the request's own tools (their calls are for the client).
+    ``expose_builtins``: also return conol's built-in tool calls as client tool calls.
+    ``max_tool_calls``: keep at most this many client tool calls (``parallel_tool_calls=false`` → 1).
+    """
+
+    client_tools: frozenset[str] = frozenset()
+    expose_builtins: bool = False
+    max_tool_calls: int | None = None
+    new_call_id: Callable[[], str] = _default_call_id
+
+    answer: _Channel = field(default_factory=_Channel, init=False)
+    reasoning: _Channel = field(default_factory=_Channel, init=False)
+    tool_calls: list[ClientToolCall] = field(default_factory=list, init=False)
+    done: bool = field(default=False, init=False)
+    _tools: dict[tuple[str, str], _ToolRecord] = field(default_factory=dict, init=False)
+
+    # -- what the driver asks --
+
+    @property
+    def committed(self) -> bool:
+        """A completed assistant message was seen in the logs (the committed turn)."""
+        return self.answer.has_commit
+
+    @property
+    def wants_client_tool(self) -> bool:
+        return bool(self.tool_calls)
+
+    @property
+    def builtin_tools(self) -> list[BuiltinToolUse]:
+        return [record.use for record in self._tools.values() if not record.client]
+
+    @property
+    def final_text(self) -> str:
+        return self.answer.text
+
+    @property
+    def final_reasoning(self) -> str:
+        return self.reasoning.text
+
+    # -- feeding --
+
+    def feed(self, event: ConolEvent) -> list[Piece]:
+        if isinstance(event, DoneEvent):
+            self.done = True
+            return []
+        if isinstance(event, ErrorEvent):
+            raise AgentFailed(f"conol agent error: {event.message or event.error or 'no message given'}")
+        return self._feed_delta(event)
+
+    def feed_all(self, events: Iterable[ConolEvent]) -> list[Piece]:
+        pieces: list[Piece] = []
+        for event in events:
+            pieces.extend(self.feed(event))
+        return pieces
+
+    def _feed_delta(self, event: HistoryDelta) -> list[Piece]:
+        pieces: list[Piece] = []
+        for position, stage in enumerate(event.stages):
+            stage_key = stage.id or f"#{position}"
+            self._read_previews(stage_key, stage)
+            for log in stage.logs:
+                pieces.extend(self._read_log(log))
+        # Tool calls first would reorder the answer; text deltas come before this event's tools.
+        reasoning_delta = self.reasoning.take_delta()
+        text_delta = self.answer.take_delta()
+        head: list[Piece] = []
+        if reasoning_delta:
+            head.append(ReasoningDelta(reasoning_delta))
+        if text_delta:
+            head.append(TextDelta(text_delta))
+        return head + pieces
+
+    def _read_previews(self, stage_key: str, stage: Stage) -> None:
+        ordinals = {"answer": 0, "reasoning": 0}
+        for entry in stage.preview:
+            if entry.role not in (None, "assistant"):
+                continue
+            channel_name = "reasoning" if entry.type in REASONING_TYPES else "answer"
+            channel = self.reasoning if channel_name == "reasoning" else self.answer
+            channel.set_snapshot((stage_key, ordinals[channel_name]), _parts_text(entry.content))
+            ordinals[channel_name] += 1
+
+    def _read_log(self, log: LogEntry) -> list[Piece]:
+        if log.role == "user":
+            return []  # the user's own turn, wrapped in conol's <system-reminder> preamble
+        if isinstance(log.content, list) and any(use.type == "tool_call" or use.name for use in log.content):
+            return [piece for use in log.content if (piece := self._read_tool_use(use)) is not None]
+        if log.role == "assistant" and log.type in REASONING_TYPES:
+            self.reasoning.commit(_parts_text(log.content))
+        elif log.role == "assistant" and log.type in (None, "message", "text"):
+            text = _parts_text(log.content)
+            if text:
+                self.answer.commit(text)
+        return []
+
+    def _read_tool_use(self, use: ToolUse) -> Piece | None:
+        if not use.name:
+            return None
+        key = (use.name, _canonical(use.input))
+        result = _result_text(use.result)
+        record = self._tools.get(key)
+        if record is not None:
+            # The same call again (another stage id): at most a late result is new.
+            if record.client or result is None or record.use.result == result:
+                return None
+            record.use = BuiltinToolUse(use.name, use.input, result)
+            return record.use
+        is_client = use.name in self.client_tools or self.expose_builtins
+        record = _ToolRecord(BuiltinToolUse(use.name, use.input, result), client=is_client)
+        self._tools[key] = record
+        if not is_client:
+            return record.use
+        if self.max_tool_calls is not None and len(self.tool_calls) >= self.max_tool_calls:
+            return None
+        call = ClientToolCall(
+            index=len(self.tool_calls),
+            id=self.new_call_id(),
+            name=use.name,
+            arguments=tool_arguments(use.input),
+        )
+        self.tool_calls.append(call)
+        return call
+
+
+def _result_text(result: list[ContentPart] | str | None) -> str | None:
+    if result is None:
+        return None
+    if isinstance(result, str):
+        return result
+    return "".join(part.text or "" for part in result)

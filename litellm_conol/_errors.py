@@ -1,0 +1,76 @@
+"""Our exceptions. Each carries the HTTP status LiteLLM maps to its typed exceptions
+(401 → AuthenticationError, 429 → RateLimitError, 408 → Timeout, …), which is what the Router uses
+to decide retries, cooldowns and fallbacks. Messages never contain the session token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from litellm.llms.custom_llm import CustomLLMError
+
+
+class ConolError(CustomLLMError):  # type: ignore[misc]
+    """Base class: ``status_code`` picks the LiteLLM exception; ``headers`` reach the Router."""
+
+    status = 500
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, headers: Mapping[str, str] | None = None
+    ):
+        super().__init__(status_code=status_code or self.status, message=message)
+        # LiteLLM copies `headers` to `litellm_response_headers` (Retry-After for the Router).
+        self.headers: dict[str, str] = dict(headers or {})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(status_code={self.status_code}, message={self.message!r})"
+
+
+class BadRequest(ConolError):
+    status = 400
+
+
+class MissingCredential(ConolError):
+    status = 401
+
+
+class AuthenticationFailed(ConolError):
+    status = 401
+
+
+class PermissionDenied(ConolError):
+    status = 403
+
+
+class ModelNotFound(ConolError):
+    status = 404
+
+
+class RequestTimeout(ConolError):
+    status = 408
+
+
+class ModelDowngraded(ConolError):
+    """strict_model is on and conol ran another model than the one asked for."""
+
+    status = 400
+
+
+class RateLimited(ConolError):
+    status = 429
+
+
+class AgentFailed(ConolError):
+    """The agent itself failed: an ``error`` event or a failed/error session status."""
+
+    status = 500
+
+
+class UpstreamError(ConolError):
+    """conol answered with a 5xx or with a body we cannot use."""
+
+    status = 502
+
+
+class UpstreamUnavailable(ConolError):
+    status = 503

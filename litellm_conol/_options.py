@@ -1,0 +1,196 @@
+"""Everything one request needs, resolved from the call, the deployment config and the environment.
+
+LiteLLM hands a custom provider the deployment's extra ``litellm_params`` and the caller's extra
+kwargs together in ``optional_params`` (and ``extra_body`` separately), so an option can be set
+per deployment in the proxy config, per call as a kwarg, or per call in ``extra_body``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from ._catalog import default_catalog
+from ._end_policy import Timing
+from ._errors import BadRequest, MissingCredential
+from ._render import convert_tools, map_effort, render_messages
+from ._transport import DEFAULT_BASE_URL, Endpoint
+from ._wire import CreateSessionBody, ToolSpec
+
+BuiltinMode = Literal["hide", "expose"]
+
+ENV_TOKEN = "CONOL_SESSION_TOKEN"
+ENV_BASE = "CONOL_API_BASE"
+ENV_TIMEZONE = "CONOL_TIMEZONE"
+ENV_MODELS_FILE = "CONOL_MODELS_FILE"
+ENV_SETTLE = "CONOL_SETTLE_WINDOW"
+
+DEFAULT_TIMEOUT = 600.0
+MAX_PROMPT_CHARS = 2_000_000  # conol has no documented limit; refuse what no model window holds
+
+# Our own options: never forwarded anywhere, read from optional_params / extra_body.
+OPTION_NAMES = frozenset(
+    {
+        "timezone",
+        "strict_model",
+        "settle_window",
+        "status_poll_interval",
+        "builtin_tools",
+        "tool_call_settle",
+        "reasoning",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ConolRequest:
+    endpoint: Endpoint
+    body: CreateSessionBody
+    model: str
+    strict_model: bool
+    timing: Timing
+    timeout: float
+    client_tools: frozenset[str]
+    builtin_tools: BuiltinMode
+    max_tool_calls: int | None
+    tool_choice_required: bool
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def build_request(
+    *,
+    model: str,
+    messages: list[Any],
+    api_key: str | None,
+    api_base: str | None,
+    optional_params: Mapping[str, Any],
+    timeout: float | httpx.Timeout | None,
+) -> ConolRequest:
+    """Validate and resolve one call; raises our 4xx errors before any network call."""
+    params = _merged_params(optional_params)
+    _refuse_unsupported(params)
+    endpoint = Endpoint(base_url=_base_url(api_base), token=_token(api_key))
+    catalog_model = default_catalog(os.environ.get(ENV_MODELS_FILE)).resolve(model)
+    tools, tool_choice = _tools_and_choice(params)
+    parts = render_messages(messages)
+    if sum(len(p.content) for p in parts) > MAX_PROMPT_CHARS:
+        raise BadRequest(
+            f"the prompt is longer than the {MAX_PROMPT_CHARS:,}-character limit of this provider"
+        )
+    body = CreateSessionBody(
+        messages=parts,
+        timezone=str(params.get("timezone") or os.environ.get(ENV_TIMEZONE) or "UTC"),
+        agent_model=catalog_model.agent_model,
+        agent_effort=map_effort(params.get("reasoning_effort"), params.get("reasoning")),
+        tools=tools or None,
+    )
+    return ConolRequest(
+        endpoint=endpoint,
+        body=body,
+        model=catalog_model.id,
+        strict_model=_flag(params.get("strict_model")),
+        timing=_timing(params),
+        timeout=_timeout_seconds(timeout),
+        client_tools=frozenset(t.name for t in tools),
+        builtin_tools=_builtin_mode(params.get("builtin_tools")),
+        max_tool_calls=1 if params.get("parallel_tool_calls") is False else None,
+        tool_choice_required=tool_choice == "required",
+    )
+
+
+def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:
+    params = {k: v for k, v in optional_params.items() if k != "extra_body"}
+    extra_body = optional_params.get("extra_body")
+    if isinstance(extra_body, Mapping):
+        params.update(extra_body)
+    return params
+
+
+def _refuse_unsupported(params: Mapping[str, Any]) -> None:
+    n = params.get("n")
+    if n not in (None, 1):
+        raise BadRequest(f"n={n} is not supported: conol returns exactly one answer per request")
+
+
+def _token(api_key: str | None) -> str:
+    token = api_key or os.environ.get(ENV_TOKEN)
+    if not token:
+        raise MissingCredential(
+            "no conol session token: set CONOL_SESSION_TOKEN, or pass api_key (in code, or as "
+            "litellm_params.api_key in the proxy config), to the value of the "
+            "__Secure-better-auth.session_token cookie of a logged-in conol.ai browser session"
+        )
+    return token
+
+
+def _base_url(api_base: str | None) -> str:
+    return (api_base or os.environ.get(ENV_BASE) or DEFAULT_BASE_URL).rstrip("/")
+
+
+def _tools_and_choice(params: Mapping[str, Any]) -> tuple[list[ToolSpec], Any]:
+    tools = convert_tools(params.get("tools"))
+    choice = params.get("tool_choice") or "auto"
+    if choice == "none":
+        return [], choice  # no tools sent, so no tool calls can come back for the client
+    if isinstance(choice, Mapping):
+        name = (choice.get("function") or {}).get("name") or choice.get("name")
+        chosen = [t for t in tools if t.name == name]
+        if not chosen:
+            raise BadRequest(f"tool_choice names {name!r}, which is not one of the request's tools")
+        return chosen, choice
+    if choice not in ("auto", "required"):
+        raise BadRequest(
+            f"tool_choice {choice!r} is not one of 'auto', 'none', 'required' or a named function"
+        )
+    if choice == "required" and not tools:
+        raise BadRequest("tool_choice 'required' needs at least one tool")
+    return tools, choice
+
+
+def _timing(params: Mapping[str, Any]) -> Timing:
+    defaults = Timing()
+    settle = _seconds(params, "settle_window", float(os.environ.get(ENV_SETTLE) or defaults.settle_window))
+    interval = _seconds(params, "status_poll_interval", defaults.poll_interval)
+    tool_settle = _seconds(params, "tool_call_settle", defaults.tool_call_settle)
+    return Timing(
+        settle_window=settle, poll_interval=interval, poll_after_idle=interval, tool_call_settle=tool_settle
+    )
+
+
+def _seconds(params: Mapping[str, Any], name: str, default: float) -> float:
+    value = params.get(name)
+    if value is None:
+        return default
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"{name} must be a number of seconds, got {value!r}") from None
+    if not 0 <= seconds <= 120:
+        raise BadRequest(f"{name} must be between 0 and 120 seconds, got {seconds}")
+    return seconds
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _builtin_mode(value: Any) -> BuiltinMode:
+    mode = str(value or "hide").lower()
+    if mode not in ("hide", "expose"):
+        raise BadRequest(f"builtin_tools must be 'hide' or 'expose', got {value!r}")
+    return "expose" if mode == "expose" else "hide"
+
+
+def _timeout_seconds(timeout: float | httpx.Timeout | None) -> float:
+    if isinstance(timeout, httpx.Timeout):
+        values = [v for v in (timeout.read, timeout.connect, timeout.pool) if v is not None]
+        return max(values) if values else DEFAULT_TIMEOUT
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    return float(timeout)

@@ -1,0 +1,49 @@
+"""Making LiteLLM route ``conol/…`` to us, and pass through the OpenAI params we handle.
+
+LiteLLM checks a custom provider's OpenAI params against a generic list without
+``reasoning_effort``: it raises UnsupportedParamsError unless the call names the param in
+``allowed_openai_params``. We handle ``reasoning_effort`` (→ ``agentEffort``), so for the
+``conol`` provider only we add it to ``allowed_openai_params`` — exactly what a user would pass by
+hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so wrapping it there
+covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so this module).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import litellm
+import litellm.main
+import litellm.utils
+
+PROVIDER = "conol"
+ALLOWED_EXTRA_PARAMS = ("reasoning_effort",)
+_WRAPPED = "_litellm_conol_wrapped"
+
+
+def register() -> None:
+    """Register the ``conol`` provider for SDK use. Idempotent."""
+    from ._handler import conol_llm
+
+    entries = [e for e in litellm.custom_provider_map if e.get("provider") != PROVIDER]
+    litellm.custom_provider_map = [*entries, {"provider": PROVIDER, "custom_handler": conol_llm}]
+    litellm.utils.custom_llm_setup()
+    allow_extra_params()
+
+
+def allow_extra_params() -> None:
+    """Let ``reasoning_effort`` reach the ``conol`` handler instead of being refused. Idempotent."""
+    original = litellm.main.get_optional_params
+    if getattr(original, _WRAPPED, False):
+        return
+
+    @functools.wraps(original)
+    def get_optional_params(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("custom_llm_provider") == PROVIDER:
+            allowed = list(kwargs.get("allowed_openai_params") or [])
+            kwargs["allowed_openai_params"] = allowed + [p for p in ALLOWED_EXTRA_PARAMS if p not in allowed]
+        return original(*args, **kwargs)
+
+    setattr(get_optional_params, _WRAPPED, True)
+    litellm.main.get_optional_params = get_optional_params

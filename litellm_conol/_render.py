@@ -1,0 +1,179 @@
+"""OpenAI-shaped request pieces → conol's request: the transcript, the tools, the effort.
+
+conol only ever receives a transcript of text parts, never roles (spec §2.1), so each OpenAI
+message becomes one text part with a visible marker for who said it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ._errors import BadRequest
+from ._wire import Effort, TextPart, ToolSpec
+
+BUILTIN_TOOLS = frozenset({"WebSearch", "Fetch", "SetIntention", "WriteNote", "ReadNote"})
+
+_EFFORTS: dict[str, Effort] = {
+    "none": "low",
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "max",
+    "max": "max",
+}
+
+_KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+def render_messages(messages: Sequence[Mapping[str, Any]]) -> list[TextPart]:
+    """Render the whole conversation, in order, as conol text parts (one per non-empty message)."""
+    if not messages:
+        raise BadRequest("messages must contain at least one message")
+    tool_names = _tool_names_by_call_id(messages)
+    parts: list[TextPart] = []
+    for index, message in enumerate(messages):
+        text = _render_message(index, message, tool_names)
+        if text:
+            parts.append(TextPart(content=text))
+    if not parts:
+        raise BadRequest("messages contain no text to send (every message is empty)")
+    return parts
+
+
+def _render_message(index: int, message: Mapping[str, Any], tool_names: Mapping[str, str]) -> str:
+    if not isinstance(message, Mapping):
+        raise BadRequest(f"messages[{index}] must be an object, got {type(message).__name__}")
+    role = message.get("role")
+    if role not in _KNOWN_ROLES:
+        raise BadRequest(
+            f"messages[{index}] has unsupported role {role!r}; expected one of {sorted(_KNOWN_ROLES)}"
+        )
+    body = content_text(message.get("content"), where=f"messages[{index}].content")
+    if role in ("system", "developer"):
+        return f"[System]\n{body}" if body else ""
+    if role == "user":
+        return body
+    if role == "assistant":
+        return _render_assistant(body, message.get("tool_calls") or ())
+    call_id = str(message.get("tool_call_id") or message.get("name") or "")
+    name = tool_names.get(call_id) or message.get("name")
+    label = f"#{call_id} ({name})" if name and name != call_id else f"#{call_id}"
+    return f"[Tool result {label}]: {body}"
+
+
+def _render_assistant(body: str, tool_calls: Iterable[Mapping[str, Any]]) -> str:
+    # The model must see what it called earlier, or a tool loop makes no sense to it.
+    lines = [body] if body else []
+    for call in tool_calls:
+        function = call.get("function") or {}
+        arguments = function.get("arguments") or "{}"
+        lines.append(f"[Tool call #{call.get('id', '')}: {function.get('name', '')}({arguments})]")
+    return "[Assistant]\n" + "\n".join(lines) if lines else ""
+
+
+def _tool_names_by_call_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            for call in message.get("tool_calls") or ():
+                function = call.get("function") or {}
+                if call.get("id") and function.get("name"):
+                    names[str(call["id"])] = str(function["name"])
+    return names
+
+
+def content_text(content: Any, *, where: str = "content") -> str:
+    """OpenAI message content (None, a string, or a list of parts) as plain text.
+
+    Images have no upload path in conol, so an ``image_url`` part becomes ``[Image: <url>]``.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadRequest(f"{where} must be a string, a list of parts or null, got {type(content).__name__}")
+    return "\n".join(filter(None, (_part_text(part, where) for part in content)))
+
+
+def _part_text(part: Any, where: str) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, Mapping):
+        raise BadRequest(f"{where} has a part that is not an object: {type(part).__name__}")
+    kind = part.get("type")
+    if kind in ("text", "input_text"):
+        return str(part.get("text") or "")
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        return f"[Image: {url}]"
+    raise BadRequest(f"{where} has a part of unsupported type {kind!r} (supported: text, image_url)")
+
+
+# --- tools --------------------------------------------------------------------------------------
+
+
+def convert_tools(tools: Sequence[Any] | None) -> list[ToolSpec]:
+    """OpenAI- or Anthropic-format tool definitions → conol's Anthropic format, validated."""
+    specs: list[ToolSpec] = []
+    seen: set[str] = set()
+    for index, tool in enumerate(tools or ()):
+        spec = _convert_tool(index, tool)
+        if spec.name in seen:
+            raise BadRequest(f"tool {spec.name!r} is defined more than once")
+        if spec.name in BUILTIN_TOOLS:
+            raise BadRequest(f"tool {spec.name!r} clashes with conol's built-in tool of the same name")
+        seen.add(spec.name)
+        specs.append(spec)
+    return specs
+
+
+def _convert_tool(index: int, tool: Any) -> ToolSpec:
+    if not isinstance(tool, Mapping):
+        raise BadRequest(f"tools[{index}] must be an object")
+    if "function" in tool or tool.get("type") == "function":
+        function = tool.get("function")
+        if not isinstance(function, Mapping):
+            raise BadRequest(f"tools[{index}] has type 'function' but no 'function' object")
+        name, description, schema = (
+            function.get("name"),
+            function.get("description"),
+            function.get("parameters"),
+        )
+    else:
+        name, description, schema = tool.get("name"), tool.get("description"), tool.get("input_schema")
+    if not isinstance(name, str) or not name.strip():
+        raise BadRequest(f"tools[{index}] has no name")
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        raise BadRequest(f"tool {name!r}: its parameters schema must be a JSON object schema (type 'object')")
+    return ToolSpec(name=name, description=str(description or ""), input_schema=dict(schema))
+
+
+def tool_arguments(arguments: Any) -> str:
+    """conol tool input → OpenAI ``function.arguments`` (spec §2.4: ``ensure_ascii=False``)."""
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+
+
+# --- effort -------------------------------------------------------------------------------------
+
+
+def map_effort(reasoning_effort: Any = None, reasoning: Any = None) -> Effort:
+    """OpenAI ``reasoning_effort`` (or ``reasoning: {effort}``) → conol ``agentEffort``; default low."""
+    value = reasoning_effort
+    if value is None and isinstance(reasoning, Mapping):
+        value = reasoning.get("effort")
+    if value is None:
+        return "low"
+    effort = _EFFORTS.get(str(value).lower())
+    if effort is None:
+        raise BadRequest(f"reasoning_effort {value!r} is not one of {sorted(_EFFORTS)}")
+    return effort

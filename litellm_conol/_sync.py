@@ -1,0 +1,55 @@
+"""Sync calls run the async implementation on one background event loop (one code path for all
+four entry points; the loop's pooled HTTP client is shared by every sync caller in the process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="litellm-conol-sync", daemon=True)
+            thread.start()
+            _loop = loop
+        return _loop
+
+
+def run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coro`` on the background loop and wait for its result (exceptions re-raised here)."""
+    future = asyncio.run_coroutine_threadsafe(coro, _background_loop())
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()  # e.g. KeyboardInterrupt in the caller: stop the work on the loop too
+        raise
+
+
+def iterate_sync(agen: AsyncIterator[_T]) -> Iterator[_T]:
+    """A sync iterator over an async one; closing it early closes the async one (and its stream)."""
+    loop = _background_loop()
+    try:
+        while True:
+            try:
+                yield asyncio.run_coroutine_threadsafe(_anext(agen), loop).result()
+            except StopAsyncIteration:
+                return
+    finally:
+        aclose = getattr(agen, "aclose", None)
+        if aclose is not None:
+            asyncio.run_coroutine_threadsafe(aclose(), loop).result(timeout=5)
+
+
+async def _anext(agen: AsyncIterator[_T]) -> _T:
+    return await agen.__anext__()

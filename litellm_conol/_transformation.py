@@ -1,0 +1,178 @@
+"""Core pieces → LiteLLM's types: streaming chunks, the final ModelResponse, usage, extra fields.
+
+conol reports no token usage, so it is estimated with LiteLLM's own token counter and marked
+``usage_estimated`` in ``provider_specific_fields``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import litellm
+from litellm.types.utils import (
+    ChatCompletionDeltaToolCall,
+    ChatCompletionMessageToolCall,
+    Delta,
+    Function,
+    Message,
+    ModelResponse,
+    ModelResponseStream,
+    StreamingChoices,
+    Usage,
+)
+
+from ._assembler import Assembler, BuiltinToolUse, ClientToolCall, Piece, ReasoningDelta, TextDelta
+from ._driver import RunStats, SessionInfo
+
+
+def new_response_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def finish_reason(assembler: Assembler) -> str:
+    return "tool_calls" if assembler.tool_calls else "stop"
+
+
+def estimate_usage(messages: Sequence[Any], assembler: Assembler) -> Usage:
+    prompt = litellm.token_counter(messages=list(messages))
+    completion_text = assembler.final_text + assembler.final_reasoning
+    completion_text += "".join(call.name + call.arguments for call in assembler.tool_calls)
+    completion = (
+        litellm.token_counter(text=completion_text, count_response_tokens=True) if completion_text else 0
+    )
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+
+
+def session_fields(info: SessionInfo | None) -> dict[str, Any]:
+    if info is None:
+        return {}
+    return {
+        "session_id": info.session_id,
+        "effective_model": info.effective_model,
+        "model_downgraded": info.model_downgraded,
+    }
+
+
+def result_fields(info: SessionInfo | None, assembler: Assembler, stats: RunStats) -> dict[str, Any]:
+    """Everything a proxy client may want to know beyond the OpenAI fields."""
+    fields = session_fields(info) | {
+        "usage_estimated": True,
+        "builtin_tools": [use.as_dict() for use in assembler.builtin_tools],
+        "ended_by": stats.ended_by,
+        "status_polls": stats.status_polls,
+    }
+    if assembler.tool_calls and assembler.final_text:
+        fields["text_with_tool_calls"] = assembler.final_text  # content is null; keep the text
+    if assembler.answer.rewritten:
+        # Streamed deltas cannot be taken back: say so, and give the final text.
+        fields["rewritten"] = True
+        fields["final_content"] = assembler.final_text
+    return fields
+
+
+# --- streaming ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ChunkMaker:
+    """Makes every chunk of one stream, all with the same id and creation time."""
+
+    model: str
+    response_id: str = field(default_factory=new_response_id)
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    def chunk(
+        self, delta: Delta, *, finish: str | None = None, fields: dict[str, Any] | None = None
+    ) -> ModelResponseStream:
+        return ModelResponseStream(
+            id=self.response_id,
+            created=self.created,
+            model=self.model,
+            choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)],
+            provider_specific_fields=fields,
+        )
+
+    def for_pieces(self, pieces: Sequence[Piece], assembler: Assembler) -> list[ModelResponseStream]:
+        return [self.for_piece(piece, assembler) for piece in pieces]
+
+    def for_piece(self, piece: Piece, assembler: Assembler) -> ModelResponseStream:
+        if isinstance(piece, TextDelta):
+            if assembler.tool_calls:
+                # After a client tool call the content must stay null (OpenAI convention).
+                return self.chunk(Delta(content=None), fields={"text_with_tool_calls": piece.text})
+            return self.chunk(Delta(content=piece.text))
+        if isinstance(piece, ReasoningDelta):
+            return self.chunk(Delta(content=None, reasoning_content=piece.text))
+        if isinstance(piece, ClientToolCall):
+            return self.chunk(Delta(content=None, tool_calls=[_delta_tool_call(piece)]))
+        return self.chunk(Delta(content=None), fields={"builtin_tool": _builtin(piece)})
+
+    def opening(self, info: SessionInfo) -> ModelResponseStream:
+        """The first chunk: the assistant role and the conol session, as soon as it exists."""
+        return self.chunk(Delta(content="", role="assistant"), fields=session_fields(info))
+
+    def closing(
+        self, assembler: Assembler, fields: dict[str, Any], usage: Usage
+    ) -> list[ModelResponseStream]:
+        """The result's fields and usage, then the finish reason.
+
+        LiteLLM's stream wrapper swallows a custom provider's content-less finish chunk (it emits
+        its own), so what must reach the client rides on a chunk of its own before it.
+        """
+        summary = self.chunk(Delta(content=None), fields=fields)
+        summary.usage = usage
+        return [summary, self.chunk(Delta(content=None), finish=finish_reason(assembler))]
+
+
+def _delta_tool_call(call: ClientToolCall) -> ChatCompletionDeltaToolCall:
+    return ChatCompletionDeltaToolCall(
+        id=call.id,
+        type="function",
+        index=call.index,
+        function=Function(name=call.name, arguments=call.arguments),
+    )
+
+
+def _builtin(use: BuiltinToolUse) -> dict[str, Any]:
+    return use.as_dict()
+
+
+# --- non-streaming ------------------------------------------------------------------------------
+
+
+def fill_model_response(
+    response: ModelResponse,
+    *,
+    model: str,
+    assembler: Assembler,
+    info: SessionInfo | None,
+    stats: RunStats,
+    usage: Usage,
+) -> ModelResponse:
+    fields = result_fields(info, assembler, stats)
+    tool_calls = [
+        ChatCompletionMessageToolCall(
+            id=call.id, type="function", function=Function(name=call.name, arguments=call.arguments)
+        )
+        for call in assembler.tool_calls
+    ]
+    message = Message(
+        content=None if tool_calls else assembler.final_text,
+        role="assistant",
+        tool_calls=tool_calls or None,
+        reasoning_content=assembler.final_reasoning or None,
+        provider_specific_fields=fields,
+    )
+    choice = response.choices[0]
+    choice.message = message
+    choice.finish_reason = finish_reason(assembler)
+    response.model = model
+    response.created = int(time.time())
+    response.usage = usage
+    response._hidden_params["usage_estimated"] = True
+    response._hidden_params["conol"] = fields
+    return response

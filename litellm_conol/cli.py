@@ -1,0 +1,146 @@
+"""``litellm-conol``: run the proxy with conol models, run the fake conol, list the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+DEFAULT_CONFIG = "proxy_config.yaml"
+DEFAULT_MASTER_KEY = "sk-conol-local"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    result: int = args.run(args)
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="litellm-conol", description=__doc__)
+    commands = parser.add_subparsers(dest="command")
+
+    serve = commands.add_parser(
+        "serve",
+        help="start the LiteLLM proxy with conol models (offline against the bundled fake without a token)",
+    )
+    serve.add_argument(
+        "--config", default=None, help=f"proxy config (default: ./{DEFAULT_CONFIG}, else the bundled one)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address the proxy binds (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=4000, help="proxy port (default 4000)")
+    serve.add_argument(
+        "--fake-port", type=int, default=0, help="port of the bundled fake conol (default: any free)"
+    )
+    serve.add_argument(
+        "--fake", action="store_true", help="use the bundled fake even if CONOL_SESSION_TOKEN is set"
+    )
+    serve.set_defaults(run=_serve)
+
+    fake = commands.add_parser("fake", help="run the fake conol server (for offline tests)")
+    fake.add_argument("--host", default="127.0.0.1")
+    fake.add_argument("--port", type=int, default=8765)
+    fake.add_argument(
+        "--token", default=None, help="the session token it accepts (default: a fixed fake token)"
+    )
+    fake.set_defaults(run=_fake)
+
+    models = commands.add_parser("models", help="list the conol models of the catalog")
+    models.set_defaults(run=_models)
+    return parser
+
+
+def _models(args: argparse.Namespace) -> int:
+    from ._catalog import default_catalog
+
+    for model in default_catalog(os.environ.get("CONOL_MODELS_FILE")).models:
+        print(f"conol/{model.id:<24} agentModel={model.agent_model}")
+    return 0
+
+
+def _fake(args: argparse.Namespace) -> int:
+    from .fake import run_forever
+
+    run_forever(host=args.host, port=args.port, token=args.token)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    env = dict(os.environ)
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map at start
+    env.setdefault("LITELLM_MASTER_KEY", DEFAULT_MASTER_KEY)
+    fake = None
+    if args.fake or not env.get("CONOL_SESSION_TOKEN"):
+        from .fake import FakeConol
+
+        fake = FakeConol(port=args.fake_port)
+        fake.start()
+        env["CONOL_SESSION_TOKEN"] = fake.token
+        env["CONOL_API_BASE"] = fake.base_url
+    config = _config_path(args.config)
+    _banner(args, env, config, fake_url=fake.base_url if fake else None)
+    command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
+    command += ["--host", args.host, "--port", str(args.port)]
+    proxy = subprocess.Popen(command, env=env)
+    try:
+        return proxy.wait()
+    except KeyboardInterrupt:
+        proxy.send_signal(signal.SIGINT)
+        try:
+            return proxy.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proxy.kill()
+            return proxy.wait()
+    finally:
+        if fake is not None:
+            fake.stop()
+
+
+def _config_path(config: str | None) -> Path:
+    if config:
+        return Path(config)
+    local = Path(DEFAULT_CONFIG)
+    if local.exists():
+        return local
+    return Path(__file__).with_name(DEFAULT_CONFIG)
+
+
+def _banner(args: argparse.Namespace, env: dict[str, str], config: Path, fake_url: str | None) -> None:
+    base = f"http://{args.host}:{args.port}"
+    lines = [
+        "",
+        "litellm-conol: starting the LiteLLM proxy with conol models",
+        f"  proxy:  {base}  (config {config})",
+    ]
+    if fake_url:
+        lines += [
+            f"  conol:  OFFLINE — the bundled fake conol at {fake_url}",
+            "          (no CONOL_SESSION_TOKEN set; answers are scripted, nothing leaves this machine)",
+        ]
+    else:
+        lines.append(
+            f"  conol:  {env.get('CONOL_API_BASE') or 'https://conol.ai'} (token from CONOL_SESSION_TOKEN)"
+        )
+    master = env["LITELLM_MASTER_KEY"]
+    shown_key = master if master == DEFAULT_MASTER_KEY else "$LITELLM_MASTER_KEY"
+    lines += [
+        f"  key:    {shown_key}",
+        "  try:",
+        f"    curl {base}/v1/chat/completions -H 'Authorization: Bearer {shown_key}' \\",
+        "      -H 'Content-Type: application/json' \\",
+        """      -d '{"model": "conol/claude-haiku-4-5", "messages": [{"role": "user", "content": "Hi"}]}'""",
+        "",
+    ]
+    print("\n".join(lines), flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

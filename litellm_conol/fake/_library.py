@@ -1,0 +1,555 @@
+"""The built-in scenarios. Each is small and deterministic; delays are realistic (10-50 ms apart).
+
+``BUILTINS`` maps name -> Scenario; each scenario's ``final_text`` / ``final_reasoning`` /
+``tool_calls`` / ``outcome`` (and ``expected_for(...)`` for prompt-dependent ones) say what a correct
+client returns, so tests never hard-code texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from ._scenarios import Scenario, ScenarioContext
+from ._steps import (
+    CloseStream,
+    CommitMessage,
+    Done,
+    DoneMarker,
+    Error,
+    Event,
+    Log,
+    Preview,
+    RawLine,
+    SetPings,
+    SetStatus,
+    Sleep,
+    Step,
+    Together,
+    ToolCall,
+    UserTurn,
+    snapshots,
+    tool_call_entry,
+)
+
+PARIS = ToolCall("get_weather", {"city": "Paris"})
+TOKYO = ToolCall("get_weather", {"city": "Tokyo"})
+WEATHER_THINKING = "The user wants the current weather in Paris. I'll call get_weather."
+
+
+def _think(text: str, n: int = 3, stage: str = "main", kind: str = "thinking") -> list[Step]:
+    return snapshots(text, n, 0.03, kind=kind, stage=stage)
+
+
+def _say(text: str, n: int = 6, stage: str = "main") -> list[Step]:
+    return snapshots(text, n, 0.02, stage=stage)
+
+
+def _complete_after(seconds: float, status: str = "completed") -> list[Step]:
+    return [Sleep(seconds), SetStatus(status)]
+
+
+def _commit_then_complete(text: str, after_last: float = 0.5, stage: str = "main") -> list[Step]:
+    """Commit the message 20 ms after the last snapshot; status terminal ``after_last`` s after it."""
+    return [Sleep(0.02), CommitMessage(text, stage=stage), *_complete_after(after_last - 0.02)]
+
+
+@lru_cache(maxsize=8)
+def long_text(chars: int) -> str:
+    """Deterministic filler of exactly ``chars`` characters (numbered lines, so diffs are readable)."""
+    lines: list[str] = []
+    total = 0
+    while total < chars:
+        line = f"Line {len(lines):06d}: the quick brown fox jumps over the lazy dog.\n"
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)[:chars]
+
+
+# ----------------------------------------------------------------------------------------------- core
+HELLO_THINKING = "The user is greeting me. A short, friendly reply is best."
+HELLO_TEXT = "Hello! I am the fake conol agent, running offline. How can I help you today?"
+
+
+def _hello_steps(text: str = HELLO_TEXT) -> list[Step]:
+    return [
+        Sleep(0.05),
+        *_think(HELLO_THINKING),
+        Sleep(0.03),
+        *_say(text),
+        *_commit_then_complete(text),
+    ]
+
+
+def _early_terminal() -> list[Step]:
+    text = "The status says completed early, but this closing sentence arrives 0.6 seconds later."
+    answer = _say(text)
+    # the final snapshot comes 0.6 s after the status turned terminal (spec §2.5, observed)
+    return [*_think("Answer, then finish.", 2), *answer[:-2], SetStatus("completed"), Sleep(0.6), answer[-1]]
+
+
+def _close_early() -> list[Step]:
+    text = "This stream is closed by the server halfway through; a reconnect replays it and sees the rest."
+    answer = _say(text)
+    return [*answer[:5], Sleep(0.2), CloseStream(), Sleep(0.2), *answer[5:], *_commit_then_complete(text)]
+
+
+def _silence() -> list[Step]:
+    text = "Part one arrives, then three seconds of silence with only pings, then part two arrives."
+    answer = _say(text)
+    return [*answer[:5], Sleep(3.0), *answer[5:], *_commit_then_complete(text)]
+
+
+def _parts() -> list[Step]:
+    first, second = "Parts are lists of text blocks. ", "This answer arrives as two of them."
+    return [
+        *snapshots("Send the answer as content parts.", 2, 0.03, kind="thinking", as_parts=True),
+        Sleep(0.03),
+        Preview("Parts are", as_parts=True),
+        Sleep(0.02),
+        Preview(first, as_parts=True),
+        Sleep(0.02),
+        Preview((first, "This answer")),
+        Sleep(0.02),
+        Preview((first, second)),
+        Sleep(0.02),
+        CommitMessage(first + second, as_parts=True),
+        *_complete_after(0.4),
+    ]
+
+
+def _multi_stage() -> list[Step]:
+    one, two = "Step 1: I looked the fact up.\n\n", "Step 2: the capital of France is Paris."
+    return [
+        *_think("Plan: look the fact up, then answer.\n", 2, stage="s1", kind="plan"),
+        *_say(one, 3, stage="s1"),
+        CommitMessage(one, stage="s1"),
+        Sleep(0.05),
+        Event({"type": "session_title", "title": "Capital of France"}),  # unknown type: ignore it
+        *_think("Now write the answer.", 2, stage="s2"),
+        *_say(two, 4, stage="s2"),
+        *_commit_then_complete(two, 0.4, stage="s2"),
+    ]
+
+
+def _echo(ctx: ScenarioContext) -> list[Step]:
+    text = ctx.messages[-1] if ctx.messages else ""
+    return [Sleep(0.03), *_say(text, 4), *_commit_then_complete(text, 0.3)]
+
+
+def _long(ctx: ScenarioContext) -> list[Step]:
+    text = long_text(ctx.param_int("chars", 2000, minimum=1))
+    n = ctx.param_int("snapshots", 20, minimum=1)
+    delay = ctx.param_float("delay", 0.01)
+    end = ctx.param_choice("end", "done", ("done", "status"))
+    steps = [*snapshots(text, n, delay), SetStatus("completed")]
+    return [*steps, Done()] if end == "done" else steps
+
+
+UNICODE_TEXT = (
+    "Unicode check: 👨\u200d👩\u200d👧\u200d👦 family, 🇺🇦 flag, cafe\u0301 (combining accent), "
+    "你好，世界！ مرحبا بالعالم — שלום עולם, and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢."
+)
+UNICODE_THINKING = "Проверка: 考虑一下 🤔 — ok."
+
+
+def _unicode() -> list[Step]:
+    t = UNICODE_TEXT
+    # cut inside grapheme clusters and scripts: before a ZWJ, between regional indicators, before a
+    # combining mark, mid-CJK, mid-RTL, between astral-plane letters
+    cuts = [
+        t.index("\u200d"),
+        t.index("🇺") + 1,
+        t.index("\u0301"),
+        t.index("世"),
+        t.index("بالعالم") + 3,
+        t.index("עולם") + 2,
+        t.index("𝔫"),
+    ]
+    return [
+        *snapshots(UNICODE_THINKING, 2, 0.03, kind="thinking", cuts=[UNICODE_THINKING.index("一")]),
+        *snapshots(t, 0, 0.02, cuts=cuts),
+        *_commit_then_complete(t, 0.3),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- tools
+def _builtin_websearch() -> list[Step]:
+    query = {"query": "current weather in Paris"}
+    found = "Paris, France: 18°C, light rain, wind 12 km/h."
+    answer = "According to a web search, it is 18°C with light rain in Paris right now."
+    first, *rest = _say(answer, 5, stage="s2")
+    assert isinstance(first, Preview)
+    return [
+        *_think("I should search the web for the current weather in Paris.", 2, stage="s1"),
+        ToolCall("WebSearch", query, stage="s1"),
+        Sleep(0.3),
+        # the duplicate adds the result, in the same event as the answer's first snapshot
+        Together((ToolCall("WebSearch", query, result=found, stage="s2"), first)),
+        *rest,
+        *_commit_then_complete(answer, 0.4, stage="s2"),
+    ]
+
+
+def tool_result_in(messages: Sequence[str]) -> str | None:
+    """The text after ``]: `` of the last ``[Tool result #...]`` up to the end of its line, if any."""
+    text = "\n".join(messages)
+    start = text.rfind("[Tool result #")
+    if start < 0:
+        return None
+    sep = text.find("]: ", start)
+    if sep < 0:
+        return ""
+    end = text.find("\n", sep)
+    return text[sep + 3 : end if end >= 0 else len(text)]
+
+
+def _tool_loop(ctx: ScenarioContext) -> list[Step]:
+    result = tool_result_in(ctx.messages)
+    if result is None:
+        return [*_think(WEATHER_THINKING), Sleep(0.05), PARIS]
+    answer = f"The weather in Paris is {result}."
+    return [
+        *_think("I have the tool result; answer with it.", 2),
+        *_say(answer, 4),
+        *_commit_then_complete(answer, 0.3),
+    ]
+
+
+# --------------------------------------------------------------------------------------------- faults
+def _http(status: int, body: dict[str, str] | str, **headers: str) -> Scenario:
+    return Scenario(
+        f"http_{status}",
+        [],
+        description=f"create answers HTTP {status}; no session is created",
+        create_status=status,
+        create_body=body,
+        create_headers={k.replace("_", "-"): v for k, v in headers.items()},
+    )
+
+
+BAD_GATEWAY_HTML = (
+    "<html><head><title>502 Bad Gateway</title></head>"
+    "<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
+)
+
+
+def _stall_before_first(ctx: ScenarioContext) -> list[Step]:
+    seconds = ctx.param_float("seconds", 30.0)
+    pings = ctx.param_bool("pings", False)
+    return [SetPings(pings), Sleep(seconds), SetPings(True), UserTurn(), *_hello_steps()]
+
+
+def _stall_mid(ctx: ScenarioContext) -> list[Step]:
+    text = "This answer starts, then the agent goes quiet for thirty seconds before it finishes."
+    answer = _say(text)
+    return [*answer[:5], Sleep(ctx.param_float("seconds", 30.0)), *answer[5:], *_commit_then_complete(text)]
+
+
+def _malformed_line() -> list[Step]:
+    text = "A malformed line arrives mid-stream; a tolerant client skips it and keeps reading."
+    answer = _say(text)
+    return [
+        *answer[:5],
+        RawLine("data: {not json"),
+        Event({"type": "session_title", "title": "Malformed line"}),
+        Sleep(0.02),
+        *answer[5:],
+        *_commit_then_complete(text, 0.3),
+    ]
+
+
+def _huge_event(ctx: ScenarioContext) -> list[Step]:
+    head = "Here comes a huge answer:\n"
+    text = head + long_text(int(ctx.param_float("mb", 5.0, minimum=0.001) * 1024 * 1024))
+    return [Preview(head), Sleep(0.02), Preview(text), Sleep(0.05), SetStatus("completed"), Done()]
+
+
+def _out_of_order() -> list[Step]:
+    # a stale snapshot, then a duplicate, then the newest: a client diffing against the previous
+    # snapshot instead of what it already emitted would repeat " blue"
+    texts = [
+        "The",
+        "The sky is",
+        "The sky is blue",
+        "The sky is",
+        "The sky is blue",
+        "The sky is blue today.",
+    ]
+    steps: list[Step] = []
+    for text in texts:
+        steps += [Preview(text), Sleep(0.03)]
+    return [*steps, *_complete_after(0.4)]
+
+
+# ------------------------------------------------------------------------------------------- registry
+def _core() -> list[Scenario]:
+    rewrite_texts = ["The answer", "The answer is 4", "The answer is four", "The answer is four."]
+    rewrite: list[Step] = []
+    for text in rewrite_texts:
+        rewrite += [Preview(text), Sleep(0.03)]
+    tail = "The previews stop early, but the committed message carries the whole answer, tail included."
+    return [
+        Scenario(
+            "hello",
+            _hello_steps(),
+            description="thinking x3, answer x6, committed log, status completed 0.5 s after the last "
+            "snapshot; no done; stream stays open. logs cumulative, previews all",
+            log_mode="cumulative",
+        ),
+        Scenario(
+            "done",
+            [
+                Sleep(0.03),
+                SetStatus("running"),
+                *_think("Answer and say done.", 2),
+                *_say("Finished, and the stream says so with a done event.", 5),
+                Sleep(0.05),
+                SetStatus("complete"),
+                Done(),
+            ],
+            description="status pending -> running; answer x5; status 'complete' and a done event "
+            "50 ms after the last snapshot; stream stays open. previews changed-only",
+            initial_status="pending",
+            preview_mode="changed",
+        ),
+        Scenario(
+            "done_marker",
+            [
+                *_say("Finished, and the stream ends with a [DONE] marker.", 4),
+                Sleep(0.05),
+                SetStatus("done"),
+                DoneMarker(),
+            ],
+            description="answer x4; status 'done' and data: [DONE] 50 ms later; stream stays open",
+            log_mode="cumulative",
+        ),
+        Scenario(
+            "early_terminal",
+            _early_terminal(),
+            description="status completed 0.6 s BEFORE the final snapshot; no commit, no done; stream open",
+            preview_mode="changed",
+        ),
+        Scenario(
+            "late_terminal",
+            [
+                *_say("The status turns terminal three seconds after this last snapshot.", 5),
+                *_complete_after(3.0),
+            ],
+            description="answer x5; status completed 3 s after the last snapshot; no commit, no done",
+        ),
+        Scenario(
+            "rewrite",
+            [*rewrite, *_complete_after(0.5)],
+            description="'The answer is 4' -> 'The answer is four' -> 'The answer is four.' (a rewrite); "
+            "status completed 0.5 s later; no commit",
+        ),
+        Scenario(
+            "committed_tail",
+            [*_say(tail[: tail.index(", tail")], 4), Sleep(0.05), CommitMessage(tail), *_complete_after(0.3)],
+            description="previews stop short; the committed log holds the full text; status completed "
+            "0.3 s after the commit. logs cumulative",
+            log_mode="cumulative",
+        ),
+        Scenario(
+            "close_after_terminal",
+            [
+                *_say("The server closes this stream right after the status turns terminal.", 5),
+                Sleep(0.3),
+                SetStatus("completed"),
+                CloseStream(permanent=True),
+            ],
+            description="answer x5; status completed 0.3 s later and the stream closed at once; later "
+            "connections get the replay and are closed",
+        ),
+        Scenario(
+            "close_early",
+            _close_early(),
+            description="snapshots 1-3/6, 0.2 s later the server closes the stream (status running), "
+            "0.2 s later 4-6/6; committed; completed 0.5 s after the last snapshot. Reconnects replay",
+        ),
+        Scenario(
+            "silence",
+            _silence(),
+            description="snapshots 1-3/6, 3 s of pings only, 4-6/6, committed, completed 0.5 s later",
+            preview_mode="changed",
+        ),
+        Scenario(
+            "error",
+            [
+                *_think("Try to answer.", 2),
+                *_say("I will try to answer, but", 3),
+                Sleep(0.05),
+                Error("agent failed: upstream model crashed"),
+                SetStatus("failed"),
+            ],
+            description="partial text, then an error event and status failed; stream stays open",
+        ),
+        Scenario(
+            "parts",
+            _parts(),
+            description="previews and commit as [{type:text,text}] lists, last ones with two parts; "
+            "empty keys omitted",
+            omit_empty=True,
+        ),
+        Scenario(
+            "multi_stage",
+            _multi_stage(),
+            description="two stages (plan+message, thinking+message), each committed; answer is the "
+            "concatenation; every event carries all stages; an unknown event type between",
+            log_mode="cumulative",
+            stage_mode="all",
+        ),
+        Scenario(
+            "echo",
+            _echo,
+            description="answers with the exact text of the last message part received (x4, committed, "
+            "completed 0.3 s later)",
+        ),
+        Scenario(
+            "long",
+            _long,
+            description="params chars=2000 snapshots=20 delay=0.01 end=done|status: long_text(chars) as "
+            "N snapshots, then status completed (+ done event unless end=status)",
+            preview_mode="changed",
+        ),
+        Scenario(
+            "downgrade",
+            _hello_steps("I am running on the fallback model, as the create response said."),
+            description="hello, but the create says modelDowngraded: true",
+            downgrade=True,
+        ),
+        Scenario(
+            "unicode",
+            _unicode(),
+            description="emoji/ZWJ/flags/combining/CJK/RTL/astral text cut inside clusters; committed",
+            log_mode="cumulative",
+        ),
+        Scenario(
+            "alt_id",
+            _hello_steps(),
+            description="hello, but the create response carries the id under 'id'",
+            id_key="id",
+        ),
+        Scenario(
+            "nested_id",
+            _hello_steps(),
+            description="hello, but the create response carries the id under 'session.id'",
+            id_key="session.id",
+        ),
+    ]
+
+
+def _tools() -> list[Scenario]:
+    wait = "; then the agent waits: status stays running, no done, stream open"
+    return [
+        Scenario(
+            "tool_call",
+            [*_think(WEATHER_THINKING), Sleep(0.05), PARIS],
+            description="thinking x3, then get_weather {city: Paris}" + wait,
+        ),
+        Scenario(
+            "tool_call_twice",
+            [
+                *_think(WEATHER_THINKING, 2, stage="s1"),
+                PARIS,
+                Sleep(0.1),
+                ToolCall("get_weather", {"city": "Paris"}, stage="s2"),
+            ],
+            description="the same get_weather Paris call logged in two stages" + wait,
+            log_mode="cumulative",
+        ),
+        Scenario(
+            "text_and_tool",
+            [*_say("Let me check the weather.", 3), Sleep(0.05), PARIS],
+            description="message 'Let me check the weather.' then the get_weather Paris call" + wait,
+        ),
+        Scenario(
+            "builtin_websearch",
+            _builtin_websearch(),
+            description="WebSearch call, a duplicate in a later stage adding the result (together with "
+            "the answer's first snapshot), the answer; committed; completed 0.4 s later. No client calls",
+            log_mode="cumulative",
+        ),
+        Scenario(
+            "multi_tool",
+            [
+                *_think("Two cities: call get_weather twice.", 2),
+                Sleep(0.05),
+                Log(tool_call_entry(PARIS, TOKYO)),
+            ],
+            description="ONE tool_call log with two calls: get_weather Paris, get_weather Tokyo" + wait,
+            omit_empty=True,
+        ),
+        Scenario(
+            "tool_after_silence",
+            [*_think(WEATHER_THINKING, 2), Sleep(2.5), PARIS],
+            description="thinking, 2.5 s of pings only, then the get_weather Paris call" + wait,
+        ),
+        Scenario(
+            "tool_loop",
+            _tool_loop,
+            description="with a '[Tool result #..]: X' in the messages: answers 'The weather in Paris is "
+            "X.' (committed, completed 0.3 s later); else the get_weather Paris call" + wait,
+        ),
+    ]
+
+
+def _faults() -> list[Scenario]:
+    return [
+        _http(401, {"error": "Unauthorized"}),
+        _http(403, {"error": "Forbidden"}),
+        _http(429, {"error": "Too many requests, slow down"}, Retry_After="2"),
+        _http(500, {"error": "Internal Server Error"}),
+        _http(502, BAD_GATEWAY_HTML),
+        _http(503, {"error": "Service temporarily unavailable"}),
+        Scenario(
+            "bad_create_body",
+            [],
+            description="201 whose body has no session id under any key",
+            id_key=None,
+        ),
+        Scenario(
+            "stall_before_first",
+            _stall_before_first,
+            description="params seconds=30 pings=0: no events (and no pings unless pings=1) for "
+            "`seconds`, then the hello answer",
+        ),
+        Scenario(
+            "stall_mid",
+            _stall_mid,
+            description="param seconds=30: snapshots 1-3/6, then silence (pings) with status running, "
+            "then the rest, committed, completed",
+        ),
+        Scenario(
+            "malformed_line",
+            _malformed_line(),
+            description="'data: {not json' and an unknown event type mid-stream, then the rest; committed",
+        ),
+        Scenario(
+            "huge_event",
+            _huge_event,
+            description="param mb=5: a small snapshot then ONE snapshot of >= mb MiB; completed + done",
+        ),
+        Scenario(
+            "status_flaky",
+            _hello_steps(),
+            description="hello, but status polls 1, 3, 5, ... answer HTTP 500",
+            status_flaky=True,
+        ),
+        Scenario(
+            "never_terminal",
+            [*_say("This answer is complete, but the session never says so.", 5)],
+            description="answer x5; status stays running forever; no commit, no done",
+        ),
+        Scenario(
+            "out_of_order",
+            _out_of_order(),
+            description="'The sky is blue' then a stale 'The sky is', a duplicate, then 'The sky is blue "
+            "today.'; completed 0.4 s later. previews changed-only",
+            preview_mode="changed",
+        ),
+    ]
+
+
+BUILTINS: dict[str, Scenario] = {s.name: s for s in [*_core(), *_tools(), *_faults()]}

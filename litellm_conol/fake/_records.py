@@ -1,0 +1,230 @@
+"""What the fake saw and sent, for assertions from Python and over ``/_fake/*``.
+
+Times are ``time.time()`` floats so another process on the same machine can compare them with its
+own clock. Cookie values are never stored: only whether the cookie was present and matched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from ._codec import loads
+from ._expected import Expected
+from ._steps import TERMINAL_STATUSES
+
+# Request headers worth asserting on (what the client sends about compression, SSE, origin).
+RECORDED_HEADERS = (
+    "accept",
+    "accept-encoding",
+    "origin",
+    "referer",
+    "user-agent",
+    "content-type",
+    "cache-control",
+    "last-event-id",
+)
+# Event bodies above this are left out of the JSON record unless ``?full=1`` (a ``long`` session is ~50 MB).
+EVENT_DATA_LIMIT = 256 * 1024
+
+
+@dataclass
+class RequestRecord:
+    time: float
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    cookie_present: bool
+    authorized: bool
+    body: Any = None
+    body_error: str | None = None
+    status: int | None = None
+    session_id: str | None = None
+    scenario: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EventRecord:
+    """One emitted SSE event; ``raw`` is exactly the bytes every connection is sent."""
+
+    seq: int
+    time: float
+    type: str  # history_delta | error | done | done_marker | raw | <other event type>
+    raw: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.raw)
+
+    @property
+    def payload(self) -> Any:
+        """The parsed JSON (parsed on demand: big sessions keep only the bytes); None if not JSON."""
+        if not self.raw.startswith(b"data: "):
+            return None
+        try:
+            return loads(self.raw[6:])
+        except ValueError:
+            return None
+
+    def to_json(self, with_data: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {"seq": self.seq, "time": self.time, "type": self.type, "bytes": self.size}
+        if with_data or self.size <= EVENT_DATA_LIMIT:
+            data["data"] = self.payload if self.type != "raw" else self.raw.decode(errors="replace")
+        else:
+            data["data"] = None
+            data["truncated"] = True
+        return data
+
+
+@dataclass
+class StreamClose:
+    """A server-side close of the session's streams, at its place in the timeline."""
+
+    time: float
+    permanent: bool
+
+
+@dataclass
+class ConnectionRecord:
+    index: int
+    opened_at: float
+    query: dict[str, str]
+    headers: dict[str, str]
+    closed_at: float | None = None
+    # client (disconnected) | server (scenario closed it) | reset | shutdown
+    closed_by: str | None = None
+    events_sent: int = 0
+    pings_sent: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SessionRecord:
+    id: str
+    created_at: float
+    scenario: str
+    params: dict[str, str]
+    model: str
+    effective_model: str
+    downgraded: bool
+    effort: str
+    timezone: str | None
+    tools: list[str]
+    messages: list[str]
+    expected: Expected
+    status: str
+    status_history: list[tuple[float, str]] = field(default_factory=list)
+    terminal_at: float | None = None
+    status_poll_times: list[float] = field(default_factory=list)
+    events: list[EventRecord] = field(default_factory=list)
+    closes: list[float] = field(default_factory=list)
+    connections: list[ConnectionRecord] = field(default_factory=list)
+
+    @property
+    def status_polls(self) -> int:
+        return len(self.status_poll_times)
+
+    def set_status(self, status: str, now: float) -> None:
+        self.status = status
+        self.status_history.append((now, status))
+        if self.terminal_at is None and status in TERMINAL_STATUSES:
+            self.terminal_at = now
+
+    def events_of(self, type_: str) -> list[EventRecord]:
+        return [e for e in self.events if e.type == type_]
+
+    @property
+    def last_preview_at(self) -> float | None:
+        """Send time of the last event carrying a preview snapshot (the 'final snapshot')."""
+        for event in reversed(self.events):
+            if event.type == "history_delta" and b'"preview":[{' in event.raw:
+                return event.time
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "scenario": self.scenario,
+            "status": self.status,
+            "terminal_at": self.terminal_at,
+            "event_count": len(self.events),
+            "connection_count": len(self.connections),
+            "status_polls": self.status_polls,
+        }
+
+    def to_json(self, with_data: bool = False) -> dict[str, Any]:
+        return {
+            **self.summary(),
+            "params": self.params,
+            "model": self.model,
+            "effective_model": self.effective_model,
+            "downgraded": self.downgraded,
+            "effort": self.effort,
+            "timezone": self.timezone,
+            "tools": self.tools,
+            "messages": self.messages,
+            "expected": self.expected.to_json(),
+            "status_history": [list(item) for item in self.status_history],
+            "status_poll_times": self.status_poll_times,
+            "last_preview_at": self.last_preview_at,
+            "closes": self.closes,
+            "connections": [c.to_json() for c in self.connections],
+            "events": [e.to_json(with_data) for e in self.events],
+        }
+
+
+@dataclass
+class FakeConfig:
+    """Server-wide fault injection and knobs; ``POST /_fake/config`` takes any subset as JSON.
+
+    * ``create_status``: every ``POST /api/sessions`` answers this status (``create_fail_times``:
+      only the next N creates, then it clears itself). 429 carries ``Retry-After`` (default "2").
+    * ``status_fail_every``: status polls 1, 1+N, 1+2N, ... of each session answer
+      ``status_fail_status`` (1 = always, 2 = every other call, first one failing).
+    * ``refuse_streams``: new SSE connections answer ``refuse_stream_status``.
+    * ``revoke_token``: the token is dead: every ``/api`` call answers 401.
+    * ``ping_interval``: seconds of stream idleness before a ``: ping`` comment.
+    """
+
+    create_status: int | None = None
+    create_fail_times: int | None = None
+    create_retry_after: str | None = None
+    status_fail_every: int = 0
+    status_fail_status: int = 500
+    refuse_streams: bool = False
+    refuse_stream_status: int = 503
+    revoke_token: bool = False
+    ping_interval: float = 1.0
+
+    def update(self, changes: dict[str, Any]) -> None:
+        """Apply a partial update, type-checked field by field (ValueError names the bad key)."""
+        types = {f.name: f.type for f in fields(self)}
+        for key, value in changes.items():
+            if key not in types:
+                raise ValueError(f"unknown config key {key!r}; known: {', '.join(types)}")
+            if not _fits(str(types[key]), value):
+                raise ValueError(f"config {key}={value!r} does not fit type {types[key]}")
+        for key, value in changes.items():
+            setattr(self, key, float(value) if key == "ping_interval" else value)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _fits(annotation: str, value: object) -> bool:
+    if value is None:
+        return "None" in annotation
+    if isinstance(value, bool):
+        return annotation.startswith("bool")
+    if isinstance(value, int):
+        return annotation.startswith(("int", "float"))
+    if isinstance(value, float):
+        return annotation.startswith("float")
+    return isinstance(value, str) and annotation.startswith("str")

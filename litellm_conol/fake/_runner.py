@@ -1,0 +1,291 @@
+"""Running the fake: ``FakeConol`` (background thread or the caller's event loop) and the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from ._records import FakeConfig, RequestRecord, SessionRecord
+from ._scenarios import Scenario
+from ._server import COOKIE_NAME, KNOWN_MODELS, FakeState
+
+DEFAULT_TOKEN = "fake-conol-token"
+T = TypeVar("T")
+
+
+class FakeConol:
+    """A local conol.ai. ``with FakeConol() as fake:`` runs it in a background thread (works with
+    sync and async clients); ``async with FakeConol() as fake:`` runs it on the current event loop
+    (then only async clients may talk to it from that loop, or they would block it).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str = DEFAULT_TOKEN,
+        scenarios: Iterable[Scenario] = (),
+        default_scenario: str = "hello",
+        ping_interval: float = 1.0,
+        known_models: Iterable[str] = KNOWN_MODELS,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self._state = FakeState(token, scenarios, default_scenario, ping_interval, known_models)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    # ------------------------------------------------------------------------------------ addresses
+    @property
+    def token(self) -> str:
+        return self._state.token
+
+    @property
+    def base_url(self) -> str:
+        if self._runner is None:
+            raise RuntimeError("the fake is not running")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """The auth cookie, as a client should send it."""
+        return {COOKIE_NAME: self.token}
+
+    # ---------------------------------------------------------------------------- async lifecycle
+    async def astart(self) -> FakeConol:
+        """Serve on the running event loop."""
+        if self._runner is not None:
+            raise RuntimeError("already running")
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        # handler_cancellation: a client disconnect cancels its stream handler at once, so the
+        # connection record gets its close time when the client leaves, not at the next ping
+        runner = web.AppRunner(
+            self._state.build_app(), handler_cancellation=True, access_log=None, shutdown_timeout=2.0
+        )
+        await runner.setup()
+        await web.SockSite(runner, sock, backlog=1024).start()
+        self.port = sock.getsockname()[1]
+        self._runner, self._loop = runner, asyncio.get_running_loop()
+        self._state.stopping = False
+        return self
+
+    async def astop(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        self._state.shutdown()  # ends every stream first, so cleanup does not wait for them
+        await runner.cleanup()
+
+    async def __aenter__(self) -> FakeConol:
+        return await self.astart()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.astop()
+
+    # --------------------------------------------------------------------------- thread lifecycle
+    def start(self, timeout: float = 10.0) -> FakeConol:
+        """Serve from a daemon thread with its own event loop; returns once listening."""
+        if self._thread is not None or self._runner is not None:
+            raise RuntimeError("already running")
+        loop = asyncio.new_event_loop()
+        started = asyncio.run_coroutine_threadsafe(self.astart(), loop)  # runs once the loop does
+        thread = threading.Thread(target=_run_loop, args=(loop,), name="fake-conol", daemon=True)
+        thread.start()
+        try:
+            started.result(timeout)
+        except BaseException:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+            raise
+        self._thread = thread
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            if self._runner is not None:
+                raise RuntimeError("started with astart(): use `await fake.astop()`")
+            return
+        asyncio.run_coroutine_threadsafe(self.astop(), loop).result(timeout)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        self._thread = None
+
+    def __enter__(self) -> FakeConol:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------------------------- scenarios
+    @property
+    def scenarios(self) -> dict[str, Scenario]:
+        return dict(self._state.scenarios)
+
+    def add_scenario(self, scenario: Scenario) -> None:
+        """Register (or replace) a scenario until the next ``reset()``."""
+        self._on_loop(lambda: self._state.scenarios.__setitem__(scenario.name, scenario))
+
+    @property
+    def default_scenario(self) -> str:
+        return self._state.default_scenario
+
+    def set_default_scenario(self, name: str) -> None:
+        self._on_loop(lambda: self._state.configure({"default_scenario": name}))
+
+    # ----------------------------------------------------------------------------- faults, reset
+    @property
+    def config(self) -> FakeConfig:
+        return self._state.config
+
+    def configure(self, **changes: Any) -> FakeConfig:
+        """Change fault injection / knobs, e.g. ``configure(create_status=429)``; see ``FakeConfig``."""
+        self._on_loop(lambda: self._state.configure(changes))
+        return self._state.config
+
+    def reset(self) -> None:
+        """Drop records and sessions (their streams end), restore scenarios, default and config."""
+        self._on_loop(self._state.reset)
+
+    # -------------------------------------------------------------------------------------- records
+    @property
+    def requests(self) -> list[RequestRecord]:
+        return list(self._state.requests)
+
+    @property
+    def sessions(self) -> dict[str, SessionRecord]:
+        return {sid: live.record for sid, live in list(self._state.live.items())}
+
+    def session(self, session_id: str) -> SessionRecord:
+        return self._state.live[session_id].record
+
+    @property
+    def last_session(self) -> SessionRecord:
+        sessions = list(self._state.live.values())
+        if not sessions:
+            raise LookupError("no session has been created")
+        return sessions[-1].record
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0, interval: float = 0.01) -> bool:
+        """Poll ``predicate`` (e.g. "the stream was closed") from a thread; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(interval)
+        return True
+
+    async def await_until(
+        self, predicate: Callable[[], bool], timeout: float = 5.0, interval: float = 0.01
+    ) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(interval)
+        return True
+
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the server's loop: state is only ever touched from there."""
+        loop = self._loop
+        if loop is None or not loop.is_running() or _running_loop() is loop:
+            return fn()
+
+        async def call() -> T:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(call(), loop).result(10.0)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``fake`` options, for ``litellm-conol fake`` and ``python -m litellm_conol.fake``."""
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
+    parser.add_argument("--token", default=DEFAULT_TOKEN, help="the session token the fake accepts")
+    parser.add_argument("--ping-interval", type=float, default=1.0, help="seconds of idleness per ': ping'")
+    parser.add_argument("--default-scenario", default="hello", help="scenario for requests without a marker")
+    parser.add_argument("--list-scenarios", action="store_true", help="print the scenarios and exit")
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    if args.list_scenarios:
+        from ._library import BUILTINS
+
+        for scenario in BUILTINS.values():
+            print(f"{scenario.name:22} {scenario.description}")
+        return 0
+    run_forever(
+        args.host,
+        args.port,
+        token=args.token,
+        ping_interval=args.ping_interval,
+        default_scenario=args.default_scenario,
+    )
+    return 0
+
+
+def run_forever(host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
+    """Serve until SIGINT/SIGTERM, after printing ``fake conol listening on URL (token: T)``."""
+    asyncio.run(_serve_forever(FakeConol(host=host, port=port, **options)))
+
+
+async def _serve_forever(fake: FakeConol) -> None:
+    await fake.astart()
+    print(f"fake conol listening on {fake.base_url} (token: {fake.token})", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows / not the main thread
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await fake.astop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="litellm-conol fake", description="Run the fake conol.ai server.")
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv))

@@ -1,0 +1,179 @@
+"""One fake conol session: plays its scenario's timeline from creation, whoever is connected.
+
+Everything the session emits goes into ``timeline`` (serialized once); each SSE connection walks that
+list from the start (the replay) and then waits for ``changed`` to follow live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._codec import sse_data
+from ._records import EventRecord, SessionRecord, StreamClose
+from ._scenarios import Scenario
+from ._steps import (
+    STAGE_STEPS,
+    CloseStream,
+    Done,
+    DoneMarker,
+    Error,
+    Event,
+    Log,
+    Preview,
+    RawLine,
+    SetPings,
+    SetStatus,
+    Sleep,
+    StageStep,
+    Step,
+    Together,
+    UserTurn,
+)
+
+TimelineItem = EventRecord | StreamClose
+
+
+def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str:
+    """The user log's content: conol wraps the transcript in its own preamble (spec §2.4)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    preamble = (
+        "<system-reminder>\n"
+        "You are conol, an autonomous agent on conol.ai. "
+        f"The user's timezone is {timezone or 'UTC'}; the current time is {stamp}.\n"
+        "Use your tools when they help and answer in the user's language.\n"
+        "</system-reminder>"
+    )
+    return preamble + "\n" + "\n\n".join(messages)
+
+
+@dataclass
+class _Stage:
+    id: str
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    previews: dict[str, dict[str, Any]] = field(default_factory=dict)  # kind -> entry, first-seen order
+    logs_sent: int = 0
+    changed_previews: list[str] = field(default_factory=list)
+
+
+class LiveSession:
+    def __init__(self, record: SessionRecord, scenario: Scenario, script: list[Step], user_text: str) -> None:
+        self.record = record
+        self.scenario = scenario
+        self.timeline: list[TimelineItem] = []
+        self.pings_enabled = scenario.pings
+        self.killed_by: str | None = None  # "reset" | "shutdown": every stream ends, the timeline stops
+        self._script = script
+        self._user_text = user_text
+        self._stages: dict[str, _Stage] = {}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def changed(self) -> asyncio.Event:
+        """Set (and replaced) whenever the timeline grows or the session is killed."""
+        return self._changed
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"fake-conol {self.record.id}")
+
+    def kill(self, reason: str) -> None:
+        self.killed_by = reason
+        if self._task is not None:
+            self._task.cancel()
+        self._notify()
+
+    async def _run(self) -> None:
+        for step in self._script:
+            if isinstance(step, Sleep):
+                await asyncio.sleep(step.seconds)
+            else:
+                self._apply(step)
+                # yield so streams write between zero-delay steps (``long delay=0`` would hog the loop)
+                await asyncio.sleep(0)
+
+    def _notify(self) -> None:
+        event, self._changed = self._changed, asyncio.Event()
+        event.set()
+
+    def _emit(self, type_: str, raw: bytes) -> None:
+        record = EventRecord(seq=len(self.record.events), time=time.time(), type=type_, raw=raw)
+        self.record.events.append(record)
+        self.timeline.append(record)
+        self._notify()
+
+    def _apply(self, step: Step) -> None:
+        if isinstance(step, Together):
+            self._emit_delta([self._update(s) for s in step.steps])
+        elif isinstance(step, STAGE_STEPS):
+            self._emit_delta([self._update(step)])
+        elif isinstance(step, SetStatus):
+            self.record.set_status(step.status, time.time())
+        elif isinstance(step, Done):
+            self._emit("done", sse_data({"type": "done"}))
+        elif isinstance(step, DoneMarker):
+            self._emit("done_marker", b"data: [DONE]\n\n")
+        elif isinstance(step, Error):
+            self._emit("error", sse_data({"type": "error", "message": step.message}))
+        elif isinstance(step, Event):
+            self._emit(str(step.payload.get("type", "unknown")), sse_data(dict(step.payload)))
+        elif isinstance(step, RawLine):
+            self._emit("raw", step.text.encode() + b"\n\n")
+        elif isinstance(step, CloseStream):
+            now = time.time()
+            self.record.closes.append(now)
+            self.timeline.append(StreamClose(now, step.permanent))
+            self._notify()
+        elif isinstance(step, SetPings):
+            self.pings_enabled = step.enabled
+
+    # ---------------------------------------------------------------------------------- history_delta
+    def _stage(self, name: str) -> _Stage:
+        stage = self._stages.get(name)
+        if stage is None:
+            stage = self._stages[name] = _Stage(id="stg_" + secrets.token_hex(8))
+        return stage
+
+    def _update(self, step: StageStep) -> str:
+        """Apply one stage change to the state; returns the stage's name."""
+        if isinstance(step, UserTurn):
+            entry = {"role": "user", "type": "message", "content": self._user_text}
+            self._stage(step.stage).logs.append(entry)
+        elif isinstance(step, Preview):
+            stage = self._stage(step.stage)
+            stage.previews[step.kind] = {"role": "assistant", "type": step.kind, "content": _content(step)}
+            stage.changed_previews.append(step.kind)
+        else:
+            log = step if isinstance(step, Log) else step.as_log()
+            self._stage(log.stage).logs.append(dict(log.entry))
+        return step.stage
+
+    def _emit_delta(self, touched: list[str]) -> None:
+        names = list(self._stages) if self.scenario.stage_mode == "all" else list(dict.fromkeys(touched))
+        payload = {"type": "history_delta", "stages": [self._stage_json(self._stages[n]) for n in names]}
+        self._emit("history_delta", sse_data(payload))
+
+    def _stage_json(self, stage: _Stage) -> dict[str, Any]:
+        mode = self.scenario
+        logs = stage.logs if mode.log_mode == "cumulative" else stage.logs[stage.logs_sent :]
+        if mode.preview_mode == "all":
+            preview = list(stage.previews.values())
+        else:
+            preview = [stage.previews[k] for k in dict.fromkeys(stage.changed_previews)]
+        stage.logs_sent, stage.changed_previews = len(stage.logs), []
+        data: dict[str, Any] = {"id": stage.id, "logs": logs, "preview": preview}
+        if mode.omit_empty:
+            data = {k: v for k, v in data.items() if v != []}
+        return data
+
+
+def _content(step: Preview) -> str | list[dict[str, str]]:
+    if isinstance(step.text, tuple):
+        return [{"type": "text", "text": part} for part in step.text]
+    return [{"type": "text", "text": step.text}] if step.as_parts else step.text
+
+
+__all__ = ["LiveSession", "TimelineItem", "user_turn_text"]

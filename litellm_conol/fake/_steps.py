@@ -1,0 +1,214 @@
+"""Timeline steps of a fake conol session.
+
+Steps that change a stage (``UserTurn``, ``Preview``, ``Log``, ``ToolCall``, ``CommitMessage`` and
+``Together`` of them) each emit one ``history_delta`` event; the scenario's modes decide what that
+event repeats (see ``Scenario``). The other steps emit one event each or change session state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+# Preview ``type`` values a client must treat as reasoning (spec §2.4); anything else is answer text.
+REASONING_KINDS = frozenset({"thinking", "reasoning", "thought", "plan"})
+# Tools that run inside conol and come back with a result: never the client's to execute (spec §2.4).
+BUILTIN_TOOLS = frozenset({"WebSearch", "Fetch", "SetIntention", "WriteNote", "ReadNote"})
+TERMINAL_STATUSES = frozenset({"completed", "complete", "done", "stopped", "failed", "error", "cancelled"})
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """The user log (conol preamble + the request's text). Prepended automatically when absent."""
+
+    stage: str = "main"
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A cumulative snapshot: ``text`` is the WHOLE text of this stage's ``kind`` preview so far.
+
+    A tuple of strings is sent as that many ``{"type":"text","text":..}`` parts (whose concatenation
+    is the snapshot); ``as_parts=True`` sends a plain string as a single part.
+    """
+
+    text: str | tuple[str, ...]
+    kind: str = "message"
+    stage: str = "main"
+    as_parts: bool = False
+
+
+@dataclass(frozen=True)
+class Log:
+    """A raw log entry appended to a stage's logs."""
+
+    entry: Mapping[str, Any]
+    stage: str = "main"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A ``tool_call`` log with one call; ``result`` (text) is how built-in tools come back."""
+
+    name: str
+    input: Mapping[str, Any]
+    result: str | None = None
+    stage: str = "main"
+
+    def item(self) -> dict[str, Any]:
+        item: dict[str, Any] = {"name": self.name, "type": "tool_call", "input": dict(self.input)}
+        if self.result is not None:
+            item["result"] = [{"text": self.result}]
+        return item
+
+    def as_log(self) -> Log:
+        return Log(tool_call_entry(self), stage=self.stage)
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """The committed assistant turn: a ``message`` log holding the stage's full final text."""
+
+    text: str
+    stage: str = "main"
+    as_parts: bool = False
+
+    def as_log(self) -> Log:
+        content: Any = [{"type": "text", "text": self.text}] if self.as_parts else self.text
+        return Log({"role": "assistant", "type": "message", "content": content}, stage=self.stage)
+
+
+StageStep: TypeAlias = UserTurn | Preview | Log | ToolCall | CommitMessage
+STAGE_STEPS = (UserTurn, Preview, Log, ToolCall, CommitMessage)
+
+
+@dataclass(frozen=True)
+class Together:
+    """Several stage changes sent as ONE ``history_delta`` event (e.g. a log plus a snapshot)."""
+
+    steps: tuple[StageStep, ...]
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SetStatus:
+    status: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """``data: {"type":"done"}``."""
+
+
+@dataclass(frozen=True)
+class DoneMarker:
+    """``data: [DONE]``."""
+
+
+@dataclass(frozen=True)
+class Error:
+    """``data: {"type":"error","message":...}`` (the agent failed)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """Any other JSON event, e.g. a type the client must ignore."""
+
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RawLine:
+    """``text`` sent verbatim followed by a blank line (so it is its own SSE event), e.g. bad JSON."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CloseStream:
+    """Close every open stream of the session (clean end of the chunked body).
+
+    Later connections replay and follow live as usual, unless ``permanent``: then they get the
+    replay and are closed at once (a server that closes finished sessions).
+    """
+
+    permanent: bool = False
+
+
+@dataclass(frozen=True)
+class SetPings:
+    """Turn the ``: ping`` heartbeat of this session's streams on or off."""
+
+    enabled: bool
+
+
+Step: TypeAlias = (
+    StageStep
+    | Together
+    | Sleep
+    | SetStatus
+    | Done
+    | DoneMarker
+    | Error
+    | Event
+    | RawLine
+    | CloseStream
+    | SetPings
+)
+
+
+def flatten(steps: Sequence[Step]) -> list[Step]:
+    """The steps with every ``Together`` unpacked."""
+    flat: list[Step] = []
+    for step in steps:
+        flat.extend(step.steps if isinstance(step, Together) else (step,))
+    return flat
+
+
+def tool_call_entry(*calls: ToolCall) -> dict[str, Any]:
+    """One ``tool_call`` log entry carrying ``calls`` in its content list."""
+    return {"role": "assistant", "type": "tool_call", "content": [c.item() for c in calls]}
+
+
+def snapshots(
+    text: str,
+    n: int,
+    delay: float,
+    *,
+    kind: str = "message",
+    stage: str = "main",
+    as_parts: bool = False,
+    cuts: Sequence[int] | None = None,
+) -> list[Step]:
+    """``text`` as ``n`` cumulative snapshots (evenly cut, or ending at ``cuts``) ``delay`` s apart.
+
+    The last snapshot is always the whole text. No sleep before the first or after the last.
+    """
+    ends = _snapshot_ends(len(text), n, cuts)
+    steps: list[Step] = []
+    for i, end in enumerate(ends):
+        if i and delay > 0:
+            steps.append(Sleep(delay))
+        steps.append(Preview(text[:end], kind=kind, stage=stage, as_parts=as_parts))
+    return steps
+
+
+def _snapshot_ends(length: int, n: int, cuts: Sequence[int] | None) -> list[int]:
+    if cuts is not None:
+        raw = [*cuts, length]
+    else:
+        n = max(1, n)
+        raw = [max(1, round(length * i / n)) for i in range(1, n + 1)]
+    ends: list[int] = []
+    for end in raw:  # strictly increasing, capped at the length: each snapshot extends the previous
+        end = min(end, length)
+        if not ends or end > ends[-1]:
+            ends.append(end)
+    return ends or [length]

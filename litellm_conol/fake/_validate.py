@@ -1,0 +1,76 @@
+"""Validation of the ``POST /api/sessions`` body (spec §2.1): a malformed body is a 400, like the real
+service would need it to be, so a client bug shows up as an error instead of a silently odd session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+EFFORTS = ("low", "medium", "high", "max")
+
+
+def create_body_problem(body: Any) -> str | None:
+    """Why ``body`` is not a valid create request, or None when it is."""
+    if not isinstance(body, dict):
+        return "body must be a JSON object"
+    for check in (_source, _messages, _model, _effort, _tools, _timezone):
+        problem = check(body)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _source(body: dict[str, Any]) -> str | None:
+    source = body.get("source")
+    if not isinstance(source, dict) or source.get("type") != "home":
+        kind = source.get("type") if isinstance(source, dict) else source
+        return f"source must be {{'type': 'home'}} (got type {kind!r})"
+    return None
+
+
+def _messages(body: dict[str, Any]) -> str | None:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages must be a non-empty list of {'type': 'text', 'content': <string>}"
+    for i, part in enumerate(messages):
+        if (
+            not isinstance(part, dict)
+            or part.get("type") != "text"
+            or not isinstance(part.get("content"), str)
+        ):
+            return f"messages[{i}] must be {{'type': 'text', 'content': <string>}}"
+    return None
+
+
+def _model(body: dict[str, Any]) -> str | None:
+    model = body.get("agentModel")
+    return None if isinstance(model, str) and model else "agentModel must be a non-empty string"
+
+
+def _effort(body: dict[str, Any]) -> str | None:
+    if body.get("agentEffort") in EFFORTS:
+        return None
+    return f"agentEffort must be one of {', '.join(EFFORTS)} (got {body.get('agentEffort')!r})"
+
+
+def _tools(body: dict[str, Any]) -> str | None:
+    if "tools" not in body:
+        return None
+    tools = body["tools"]
+    if not isinstance(tools, list):
+        return "tools must be a list"
+    for i, tool in enumerate(tools):
+        if not (
+            isinstance(tool, dict)
+            and isinstance(tool.get("name"), str)
+            and tool["name"]
+            and isinstance(tool.get("input_schema"), dict)
+            and isinstance(tool.get("description", ""), str)
+        ):
+            # OpenAI-format tools are the client's to convert (spec §2.1)
+            return f"tools[{i}] must be Anthropic format {{name, description, input_schema}}"
+    return None
+
+
+def _timezone(body: dict[str, Any]) -> str | None:
+    tz = body.get("timezone")
+    return None if tz is None or (isinstance(tz, str) and tz) else "timezone must be an IANA name string"

@@ -1,0 +1,34 @@
+"""pytest fixtures for testing against the fake conol server (registered via the ``pytest11`` entry point).
+
+* ``conol_fake_session``: one running ``FakeConol`` for the whole test session (background thread).
+* ``conol_fake``: the same server, ``reset()`` before and after each test: no records, sessions,
+  faults or extra scenarios leak between tests.
+
+Point a client at ``conol_fake.base_url`` with ``conol_fake.token`` as the session token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from litellm_conol.fake import FakeConol
+
+
+@pytest.fixture(scope="session")
+def conol_fake_session() -> Iterator[FakeConol]:
+    # imported here: loading the plugin must stay cheap for test runs that never use the fake
+    from litellm_conol.fake import FakeConol
+
+    with FakeConol() as fake:
+        yield fake
+
+
+@pytest.fixture
+def conol_fake(conol_fake_session: FakeConol) -> Iterator[FakeConol]:
+    conol_fake_session.reset()
+    yield conol_fake_session
+    conol_fake_session.reset()

@@ -1,0 +1,6 @@
+import os
+
+# Before anything imports litellm: never fetch the cost map from the network (it stalls for seconds).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.pop("CONOL_SESSION_TOKEN", None)  # tests pass credentials explicitly
+os.environ.pop("CONOL_API_BASE", None)
