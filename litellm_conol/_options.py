@@ -114,6 +114,18 @@ def _refuse_unsupported(params: Mapping[str, Any]) -> None:
     n = params.get("n")
     if n not in (None, 1):
         raise BadRequest(f"n={n} is not supported: conol returns exactly one answer per request")
+    response_format = params.get("response_format")
+    if response_format is not None and _format_type(response_format) != "text":
+        raise BadRequest(
+            f"response_format {_format_type(response_format)!r} is not supported: conol cannot be held to a "
+            "schema or JSON mode (only 'text' is accepted)"
+        )
+
+
+def _format_type(response_format: Any) -> str:
+    if isinstance(response_format, Mapping):
+        return str(response_format.get("type"))
+    return getattr(response_format, "__name__", type(response_format).__name__)
 
 
 def _token(api_key: str | None) -> str:
