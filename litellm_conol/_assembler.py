@@ -169,9 +169,11 @@ class Assembler:
     ``client_tools``: names of the request's own tools (their calls are for the client).
     ``expose_builtins``: also return conol's built-in tool calls as client tool calls.
     ``max_tool_calls``: keep at most this many client tool calls (``parallel_tool_calls=false`` → 1).
+    ``dropped_tools``: the request's tools that ``tool_choice`` excluded: their calls are ignored.
     """
 
     client_tools: frozenset[str] = frozenset()
+    dropped_tools: frozenset[str] = frozenset()
     expose_builtins: bool = False
     max_tool_calls: int | None = None
     new_call_id: Callable[[], str] = _default_call_id
@@ -179,6 +181,7 @@ class Assembler:
     answer: _Channel = field(default_factory=_Channel, init=False)
     reasoning: _Channel = field(default_factory=_Channel, init=False)
     tool_calls: list[ClientToolCall] = field(default_factory=list, init=False)
+    dropped_calls: list[BuiltinToolUse] = field(default_factory=list, init=False)
     done: bool = field(default=False, init=False)
     _tools: dict[tuple[str, str], _ToolRecord] = field(default_factory=dict, init=False)
 
@@ -191,7 +194,8 @@ class Assembler:
 
     @property
     def wants_client_tool(self) -> bool:
-        return bool(self.tool_calls)
+        """The agent now waits for a client tool result (also one that tool_choice dropped)."""
+        return bool(self.tool_calls or self.dropped_calls)
 
     @property
     def builtin_tools(self) -> list[BuiltinToolUse]:
@@ -261,8 +265,15 @@ class Assembler:
                 self.answer.commit(text)
         return []
 
+    def _drop(self, use: ToolUse) -> None:
+        if all(_drop_key(use) != (d.name, _canonical(d.input)) for d in self.dropped_calls):
+            self.dropped_calls.append(BuiltinToolUse(use.name or "", use.input, None))
+
     def _read_tool_use(self, use: ToolUse) -> Piece | None:
         if not use.name:
+            return None
+        if use.name in self.dropped_tools:
+            self._drop(use)
             return None
         key = (use.name, _canonical(use.input))
         result = _result_text(use.result)
@@ -288,6 +299,10 @@ class Assembler:
         )
         self.tool_calls.append(call)
         return call
+
+
+def _drop_key(use: ToolUse) -> tuple[str, str]:
+    return (use.name or "", _canonical(use.input))
 
 
 def _result_text(result: list[ContentPart] | str | None) -> str | None:

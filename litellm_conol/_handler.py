@@ -87,6 +87,7 @@ def _session_run(request: ConolRequest) -> SessionRun:
         body=request.body,
         assembler=Assembler(
             client_tools=request.client_tools,
+            dropped_tools=request.dropped_tools,
             expose_builtins=request.builtin_tools == "expose",
             max_tool_calls=request.max_tool_calls,
         ),

@@ -65,6 +65,9 @@ def result_fields(info: SessionInfo | None, assembler: Assembler, stats: RunStat
         "ended_by": stats.ended_by,
         "status_polls": stats.status_polls,
     }
+    if assembler.dropped_calls:
+        # The model called a tool that tool_choice excluded: not returned, but not hidden either.
+        fields["dropped_tool_calls"] = [use.as_dict() for use in assembler.dropped_calls]
     if assembler.tool_calls and assembler.final_text:
         fields["text_with_tool_calls"] = assembler.final_text  # content is null; keep the text
     if assembler.answer.rewritten:

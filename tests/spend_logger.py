@@ -11,10 +11,14 @@ from litellm.integrations.custom_logger import CustomLogger
 
 
 class SpendRecorder(CustomLogger):  # type: ignore[misc]
-    async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+    async def async_log_success_event(
+        self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
         self._write(kwargs, "success")
 
-    async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+    async def async_log_failure_event(
+        self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
         self._write(kwargs, "failure")
 
     def _write(self, kwargs: Any, outcome: str) -> None:

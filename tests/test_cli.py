@@ -74,9 +74,13 @@ def test_serve_without_a_token_runs_offline_against_the_fake(tmp_path):
 
 
 def test_help_and_models():
-    help_text = subprocess.run([*CLI, "--help"], capture_output=True, text=True, timeout=30, check=True).stdout
+    help_text = subprocess.run(
+        [*CLI, "--help"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout
     assert "serve" in help_text and "fake" in help_text and "models" in help_text
-    serve_help = subprocess.run([*CLI, "serve", "--help"], capture_output=True, text=True, timeout=30, check=True)
+    serve_help = subprocess.run(
+        [*CLI, "serve", "--help"], capture_output=True, text=True, timeout=30, check=True
+    )
     assert "--port" in serve_help.stdout
     models = subprocess.run([*CLI, "models"], capture_output=True, text=True, timeout=30, check=True).stdout
     assert "conol/claude-haiku-4-5" in models and "agentModel=deepseek/deepseek-v4-pro" in models

@@ -5,66 +5,21 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import openai
 import pytest
-import yaml
-from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
-from litellm_conol.fake import BUILTINS, FakeConol
+from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def fake():
-    with FakeConol() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def spend_log(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("spend") / "spend.jsonl"
-
-
-@pytest.fixture(scope="module")
-def proxy(fake, spend_log, tmp_path_factory):
-    # The shipped config, plus only a test callback that records what spend logs are made of.
-    config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
-    config["litellm_settings"]["callbacks"] = ["spend_logger.spend_recorder"]
-    path = tmp_path_factory.mktemp("proxy") / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    env = {
-        "CONOL_API_BASE": fake.base_url,
-        "CONOL_SESSION_TOKEN": fake.token,
-        "SPEND_LOG_FILE": str(spend_log),
-        "PYTHONPATH": str(ROOT / "tests"),
-    }
-    process = ProxyProcess(config=path, env=env, log_path=path.with_suffix(".log"))
-    try:
-        process.wait_ready()
-        yield process
-    finally:
-        process.stop()
-
-
-@pytest.fixture
-def client(proxy):
-    with openai.OpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
-        yield c
-
-
-@pytest.fixture(autouse=True)
-def clean_fake(fake):
-    fake.reset()
 
 
 def chat(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
 
 
-def test_non_streamed_answer_is_exact(client, fake):
+def test_non_streamed_answer_is_exact(e2e):
+    fake, client = e2e
     expected = BUILTINS["hello"]
     response = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("Hi"))
     message = response.choices[0].message
@@ -77,13 +32,15 @@ def test_non_streamed_answer_is_exact(client, fake):
     assert response.usage.completion_tokens > 0 and response.usage.prompt_tokens > 0
 
 
-def test_short_model_name_from_the_config(client, fake):
+def test_short_model_name_from_the_config(e2e):
+    fake, client = e2e
     response = client.chat.completions.create(model="deepseek-v4-pro", messages=chat("[[fake:done]]"))
     assert response.choices[0].message.content == BUILTINS["done"].final_text
     assert fake.last_session.model == "deepseek/deepseek-v4-pro"
 
 
-def test_streamed_answer_is_exact_with_one_id(client):
+def test_streamed_answer_is_exact_with_one_id(e2e):
+    _, client = e2e
     expected = BUILTINS["hello"]
     stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("Hi"), stream=True)
     content, reasoning, ids, finish = [], [], set(), None
@@ -101,7 +58,8 @@ def test_streamed_answer_is_exact_with_one_id(client):
     assert len(ids) == 1
 
 
-def test_first_chunk_arrives_before_the_upstream_finished(client, fake):
+def test_first_chunk_arrives_before_the_upstream_finished(e2e):
+    fake, client = e2e
     # 20 snapshots 50 ms apart: a buffering provider would deliver nothing until the last one.
     text = "[[fake:long chars=2000 snapshots=20 delay=0.05]]"
     stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat(text), stream=True)
@@ -120,31 +78,40 @@ def test_first_chunk_arrives_before_the_upstream_finished(client, fake):
 
 
 @pytest.mark.parametrize("effort, agent_effort", [("high", "high"), ("minimal", "low"), ("medium", "medium")])
-def test_reasoning_effort_works_through_the_shipped_config(client, fake, effort, agent_effort):
-    client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("[[fake:done]]"), reasoning_effort=effort)
+def test_reasoning_effort_works_through_the_shipped_config(e2e, effort, agent_effort):
+    fake, client = e2e
+    client.chat.completions.create(
+        model="conol/claude-haiku-4-5", messages=chat("[[fake:done]]"), reasoning_effort=effort
+    )
     assert fake.last_session.effort == agent_effort
 
 
-def test_options_in_extra_body_reach_conol(client, fake):
+def test_options_in_extra_body_reach_conol(e2e):
+    fake, client = e2e
     client.chat.completions.create(
         model="conol/claude-haiku-4-5", messages=chat("[[fake:done]]"), extra_body={"timezone": "Europe/Kyiv"}
     )
     assert fake.last_session.timezone == "Europe/Kyiv"
 
 
-def test_unknown_model_is_404(client, fake):
+def test_unknown_model_is_404(e2e):
+    fake, client = e2e
     with pytest.raises(openai.NotFoundError, match="gpt-9000"):
         client.chat.completions.create(model="conol/gpt-9000", messages=chat("Hi"))
     assert fake.requests == []
 
 
-def test_agent_error_is_an_error_not_an_answer(client):
+def test_agent_error_is_an_error_not_an_answer(e2e):
+    _, client = e2e
     with pytest.raises(openai.InternalServerError, match="upstream model crashed"):
         client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("[[fake:error]]"))
 
 
-def test_agent_error_mid_stream_reaches_the_client_as_an_error(client):
-    stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("[[fake:error]]"), stream=True)
+def test_agent_error_mid_stream_reaches_the_client_as_an_error(e2e):
+    _, client = e2e
+    stream = client.chat.completions.create(
+        model="conol/claude-haiku-4-5", messages=chat("[[fake:error]]"), stream=True
+    )
     received = []
     with pytest.raises(openai.APIError, match="upstream model crashed"):
         for chunk in stream:
@@ -153,9 +120,12 @@ def test_agent_error_mid_stream_reaches_the_client_as_an_error(client):
     assert "".join(received) == "I will try to answer, but"
 
 
-def test_spend_log_records_estimated_usage(client, spend_log):
+def test_spend_log_records_estimated_usage(e2e, spend_log):
+    _, client = e2e
     before = spend_log.read_text().count("\n") if spend_log.exists() else 0
-    response = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] spend"))
+    response = client.chat.completions.create(
+        model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] spend")
+    )
     streamed = client.chat.completions.create(
         model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] spend streamed"), stream=True
     )
