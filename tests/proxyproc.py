@@ -22,6 +22,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_until_live(base_url: str, process: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Until the proxy at ``base_url`` answers its liveness probe; fails if ``process`` exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"proxy exited with {process.returncode}")
+        try:
+            if httpx.get(f"{base_url}/health/liveliness", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"proxy not ready after {timeout} s")
+
+
 class ProxyProcess:
     def __init__(self, *, config: Path, env: dict[str, str], log_path: Path, args: list[str] | None = None):
         self.port = free_port()
@@ -46,18 +61,11 @@ class ProxyProcess:
         )
 
     def wait_ready(self, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"proxy exited with {self.process.returncode}:\n{self.log()[-4000:]}")
-            try:
-                if httpx.get(f"{self.base_url}/health/liveliness", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise TimeoutError(f"proxy not ready after {timeout} s:\n{self.log()[-4000:]}")
+        try:
+            wait_until_live(self.base_url, self.process, timeout)
+        except (RuntimeError, TimeoutError) as exc:
+            self.stop()
+            raise type(exc)(f"{exc}:\n{self.log()[-4000:]}") from None
 
     def log(self) -> str:
         self._log.flush()

@@ -11,7 +11,7 @@ import time
 import httpx
 import openai
 import pytest
-from proxyproc import ROOT, free_port
+from proxyproc import ROOT, free_port, wait_until_live
 
 from litellm_conol.fake import BUILTINS
 
@@ -22,19 +22,6 @@ CLI = [sys.executable, "-m", "litellm_conol.cli"]
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONOL_", "LITELLM_MASTER"))}
     return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
-
-
-def _wait_ready(base_url: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "serve exited early"
-        try:
-            if httpx.get(f"{base_url}/health/liveliness", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    raise TimeoutError("proxy not ready")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> str:
@@ -61,7 +48,7 @@ def test_serve_without_a_token_runs_offline_against_the_fake(tmp_path):
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        _wait_ready(base, process)
+        wait_until_live(base, process)
         with openai.OpenAI(base_url=base, api_key="sk-conol-local", max_retries=0, timeout=30) as client:
             response = client.chat.completions.create(
                 model="conol/claude-haiku-4-5", messages=[{"role": "user", "content": "Hello"}]
