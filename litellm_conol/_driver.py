@@ -8,13 +8,12 @@ polls run as tasks too, so events keep flowing while a poll is in flight.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ._assembler import Assembler, Piece
-from ._end_policy import EndPolicy, Finish, Poll, Timing
+from ._end_policy import EndPolicy, Finish, GiveUp, Poll, Timing
 from ._errors import AgentFailed, ConolError, RequestTimeout, UpstreamError
 from ._transport import Transport
 from ._wire import CreateSessionBody, parse_event
@@ -45,6 +44,7 @@ class _Event:
 @dataclass(frozen=True, slots=True)
 class _StreamClosed:
     error: ConolError | None = None
+    received: int = 0  # data lines this connection delivered
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,8 @@ class _Status:
 
 _Item = _Event | _StreamClosed | _Status
 _T = TypeVar("_T")
+
+CLEANUP_TIMEOUT = 5.0  # seconds to wait for cancelled reader/poll tasks to close their connections
 
 
 @dataclass
@@ -67,15 +69,24 @@ class SessionRun:
     timing: Timing = field(default_factory=Timing)
     timeout: float = 600.0
     max_reconnects: int = 3
+    reconnect_backoff: float = 0.1  # seconds before the first reconnect; doubles for each further one
 
     info: SessionInfo | None = field(default=None, init=False)
     stats: RunStats = field(default_factory=RunStats, init=False)
+    _last_stream_error: ConolError | None = field(default=None, init=False, repr=False)
+    _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
 
     async def pieces(self) -> AsyncIterator[list[Piece]]:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        session_id, created = await self._with_deadline(self.transport.create_session(self.body), deadline)
+        try:
+            session_id, created = await self._with_deadline(
+                self.transport.create_session(self.body), deadline
+            )
+        except ConolError as exc:
+            self._mask_secret(exc)
+            raise
         self.info = SessionInfo(session_id, created.effective_model, created.model_downgraded)
         yield []  # the session exists: callers may check `info` before any content arrives
         inbox: asyncio.Queue[_Item] = asyncio.Queue()
@@ -91,6 +102,8 @@ class SessionRun:
                 if isinstance(step, Finish):
                     self.stats.ended_by = step.reason
                     return
+                if isinstance(step, GiveUp):
+                    raise RequestTimeout(f"{step.reason}; session {session_id} abandoned")
                 if isinstance(step, Poll):
                     policy.on_poll_started(now)
                     self._start(tasks, self._poll(session_id, inbox))
@@ -106,9 +119,23 @@ class SessionRun:
                 pieces = self._handle(item, policy, loop.time(), session_id, inbox, tasks)
                 if pieces:
                     yield pieces
+        except ConolError as exc:
+            self._mask_secret(exc)  # e.g. an `error` event quoting the request, cookie included
+            raise
         finally:
             self.stats.status_polls = policy.polls
+            # Drop the upstream connection synchronously first: whatever our caller does next
+            # (a cancelled proxy request keeps its loop busy for a while), conol sees it at once.
+            for abort in list(self._aborts):
+                abort()
             await _cancel_all(tasks)
+
+    def _mask_secret(self, exc: ConolError) -> None:
+        """Last line of defence: whatever an error quotes (conol's own text too), never the token."""
+        token = self.transport.endpoint.token
+        if token and token in exc.message:
+            exc.message = exc.message.replace(token, "***")
+            exc.args = (exc.message,)
 
     def _handle(
         self,
@@ -120,6 +147,7 @@ class SessionRun:
         tasks: set[asyncio.Task[None]],
     ) -> list[Piece]:
         if isinstance(item, _Event):
+            policy.on_activity(now)
             event = parse_event(item.data)
             if event is None:
                 return []  # junk line, heartbeat or unknown type: not fatal (spec §2.3)
@@ -135,51 +163,83 @@ class SessionRun:
             policy.on_status(now, item.value)
             if policy.is_failed:
                 raise AgentFailed(f"conol session {session_id} ended with status {policy.status!r}")
-            if policy.stream_closed and not policy.is_terminal and item.value is not None:
+            unfinished = not policy.is_terminal or policy.stream_failed
+            if policy.stream_closed and item.value is not None and unfinished:
                 self._reconnect(policy, session_id, inbox, tasks)
             return []
-        if item.error is not None and not policy.is_terminal and self.stats.events == 0:
-            raise item.error
-        policy.on_stream_closed()
+        if item.error is not None and not _is_transient(item.error):
+            raise item.error  # a dead token, a missing session: reconnecting cannot help
+        if item.error is not None:
+            self._last_stream_error = item.error
+        # A connection that closed without a single line (conol replays the history on every
+        # connection) told us nothing: as good as a failed one, never proof of the end.
+        policy.on_stream_closed(failed=item.error is not None or item.received == 0)
+        if policy.stream_failed and policy.is_terminal:
+            # finished, but we did not see the end: the replay of a new connection has it
+            self._reconnect(policy, session_id, inbox, tasks)
         return []
 
     def _reconnect(
         self, policy: EndPolicy, session_id: str, inbox: asyncio.Queue[_Item], tasks: set[asyncio.Task[None]]
     ) -> None:
-        # The server closed the stream while the agent is still running: not the end. The new
-        # connection replays the history; cumulative snapshots and tool dedupe absorb the repeat.
+        # The server closed the stream (or refused it) while the agent is still running: not the
+        # end. The new connection replays the history; cumulative snapshots and tool dedupe absorb
+        # the repeat, so the answer continues where it was, never duplicated.
         if self.stats.reconnects >= self.max_reconnects:
-            raise UpstreamError(
-                f"conol closed the event stream of session {session_id} {self.stats.reconnects + 1} times "
-                "while the session was still running"
-            )
+            raise self._reconnects_exhausted(session_id)
         self.stats.reconnects += 1
         policy.on_reconnected()
-        backoff = 0.1 * 2 ** (self.stats.reconnects - 1)
+        backoff = self.reconnect_backoff * 2 ** (self.stats.reconnects - 1)
         self._start(tasks, self._read_stream(session_id, inbox, delay=backoff))
+
+    def _reconnects_exhausted(self, session_id: str) -> ConolError:
+        what = (
+            f"conol closed the event stream of session {session_id} {self.stats.reconnects + 1} times "
+            f"before the answer was complete (max_reconnects={self.max_reconnects})"
+        )
+        last = self._last_stream_error
+        if last is None:
+            return UpstreamError(what)
+        # Keep the last failure's type and status (e.g. 503 → ServiceUnavailableError), say why.
+        return type(last)(
+            f"{what}; last error: {last.message}", status_code=last.status_code, headers=last.headers
+        )
 
     async def _read_stream(self, session_id: str, inbox: asyncio.Queue[_Item], delay: float = 0.0) -> None:
         if delay:
             await asyncio.sleep(delay)
+        received = 0
         try:
-            async with self.transport.event_stream(session_id) as lines:
-                async for data in lines:
-                    inbox.put_nowait(_Event(data))
+            async with self.transport.event_stream(session_id) as stream:
+                self._aborts.add(stream.abort)
+                try:
+                    async for data in stream:
+                        received += 1
+                        inbox.put_nowait(_Event(data))
+                finally:
+                    self._aborts.discard(stream.abort)
         except ConolError as exc:
-            inbox.put_nowait(_StreamClosed(exc))
+            inbox.put_nowait(_StreamClosed(exc, received))
             return
-        inbox.put_nowait(_StreamClosed())
+        except Exception as exc:  # never leave the driver waiting on a reader that died
+            failure = UpstreamError(f"reading conol's event stream failed: {type(exc).__name__}")
+            inbox.put_nowait(_StreamClosed(failure, received))
+            return
+        inbox.put_nowait(_StreamClosed(None, received))
 
     async def _poll(self, session_id: str, inbox: asyncio.Queue[_Item]) -> None:
         try:
             inbox.put_nowait(_Status(await self.transport.get_status(session_id)))
         except ConolError as exc:
             inbox.put_nowait(_Status(None, exc))
+        except Exception:  # a poll that failed is not terminal (spec §2.5): the next one retries
+            inbox.put_nowait(_Status(None))
 
     @staticmethod
     def _start(tasks: set[asyncio.Task[None]], coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coro)
         tasks.add(task)
+        task.add_done_callback(_forget)
         task.add_done_callback(tasks.discard)
 
     async def _with_deadline(self, awaitable: Awaitable[_T], deadline: float) -> _T:
@@ -190,6 +250,20 @@ class SessionRun:
             raise RequestTimeout(
                 f"conol did not create the session within the {self.timeout:g} s timeout"
             ) from None
+
+
+def _forget(task: asyncio.Task[None]) -> None:
+    # The tasks report through the inbox; an unexpected exception must not be logged as
+    # "never retrieved" after the run was cancelled.
+    if not task.cancelled():
+        task.exception()
+
+
+def _is_transient(error: ConolError) -> bool:
+    """A stream failure worth a reconnect: 5xx, timeouts, connection errors. Not a 4xx: a dead
+    token or a missing session stays so, and a 429 goes back to the caller with its Retry-After."""
+    status = int(error.status_code)
+    return status >= 500 or status == 408
 
 
 async def _next_item(inbox: asyncio.Queue[_Item], deadline: float) -> _Item | None:
@@ -206,9 +280,16 @@ async def _next_item(inbox: asyncio.Queue[_Item], deadline: float) -> _Item | No
 
 
 async def _cancel_all(tasks: set[asyncio.Task[None]]) -> None:
-    pending = list(tasks)
+    """Cancel the reader and poll tasks, and give them a moment to close their connections.
+
+    They are waited for with ``asyncio.wait``, never ``await task``: awaiting a task forwards any
+    cancellation of the waiter into it, and under anyio (Starlette, so the LiteLLM proxy) a
+    cancelled scope re-cancels its task at every await. Forwarded into the reader, those repeated
+    cancellations interrupt httpx's close halfway and leave the upstream socket open. Cancelled
+    once, the tasks close cleanly on their own even if our own wait is cut short.
+    """
+    pending = [task for task in tasks if not task.done()]
     for task in pending:
         task.cancel()
-    for task in pending:
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+    if pending:
+        await asyncio.wait(pending, timeout=CLEANUP_TIMEOUT)

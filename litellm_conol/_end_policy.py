@@ -9,6 +9,16 @@ shortly *before* the last snapshot. So the signals are combined, strongest first
    by every event).
 
 The status is polled only while the stream is quiet, and never again once it is terminal.
+
+Two budgets give up on a session that has gone quiet (the driver reports them as a timeout):
+
+* ``first_event_timeout``: no event at all this long after the session was created (the stream
+  never opened, or opened and stayed silent; heartbeat comments do not count);
+* ``idle_timeout``: no event this long after the last one while the answer is not finished (the
+  status is still running, or unknown because its polls fail). conol can be silent for many
+  seconds while a built-in tool runs, so the default is generous.
+
+Once the status is terminal the settle window ends the answer long before either budget.
 """
 
 from __future__ import annotations
@@ -31,6 +41,12 @@ class Timing:
     slow_poll_after: float = 10.0  # a silence this long is a tool run: poll less often
     slow_poll_interval: float = 1.0
     tool_call_settle: float = 0.3  # after a client tool call, wait this long for sibling calls
+    # Give up (a timeout) when conol sends no event at all this long after the session was created
+    # (option ``first_event_timeout``, env ``CONOL_FIRST_EVENT_TIMEOUT``).
+    first_event_timeout: float = 60.0
+    # Give up (a timeout) when conol sends no event this long mid-answer while the session is not
+    # finished; must outlast silent built-in tool runs (option ``idle_timeout``, env ``CONOL_IDLE_TIMEOUT``).
+    idle_timeout: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,29 +60,46 @@ class Poll:
 
 
 @dataclass(frozen=True, slots=True)
+class GiveUp:
+    """A budget ran out: the session is abandoned and reported as a timeout."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class WaitUntil:
     deadline: float
 
 
-Step = Finish | Poll | WaitUntil
+Step = Finish | Poll | WaitUntil | GiveUp
 
 
 class EndPolicy:
     def __init__(self, timing: Timing, now: float) -> None:
         self.timing = timing
+        self.started_at = now
         self.last_event_at = now
+        self.last_activity_at: float | None = None  # any data line, even one we cannot parse
         self.terminal_seen_at: float | None = None
         self.status: str | None = None
         self.last_poll_at: float | None = None
         self.poll_in_flight = False
         self.polls = 0
         self.stream_closed = False
+        # The last stream ended in an error (refused, reset): what followed it is unknown until a new
+        # connection delivers an event, so silence proves nothing and cannot settle the answer.
+        self.stream_failed = False
         self._definitive: str | None = None
 
     # -- signals --
 
     def on_event(self, now: float) -> None:
         self.last_event_at = now
+        self.stream_failed = False
+
+    def on_activity(self, now: float) -> None:
+        """Any ``data:`` line arrived (parsed or not): the session is alive, for the budgets."""
+        self.last_activity_at = now
 
     def on_definitive(self, reason: str) -> None:
         self._definitive = reason
@@ -84,12 +117,14 @@ class EndPolicy:
         self.status = status
         if self.is_terminal and self.terminal_seen_at is None:
             self.terminal_seen_at = now
-            if self.stream_closed:
+            if self.stream_closed and not self.stream_failed:
                 self._definitive = "stream closed, status terminal"
 
-    def on_stream_closed(self) -> None:
+    def on_stream_closed(self, failed: bool = False) -> None:
+        """The stream ended: cleanly (the server closed it), or ``failed`` (an error, a refusal)."""
         self.stream_closed = True
-        if self.is_terminal:
+        self.stream_failed = failed
+        if self.is_terminal and not failed:
             self._definitive = "stream closed, status terminal"
 
     def on_reconnected(self) -> None:
@@ -117,14 +152,41 @@ class EndPolicy:
         if self.terminal_seen_at is not None:
             if committed:
                 return Finish("committed message, status terminal")
+            if self.stream_failed or self.last_activity_at is None:
+                # Silence proves nothing yet: the stream broke (the rest of the answer comes with
+                # the reconnect's replay), or it has not delivered its first event (a slow connect,
+                # a busy loop) while the status already says finished. Never settle on nothing.
+                budget = self.budget_deadline()
+                return GiveUp(self._stall_reason()) if now >= budget else WaitUntil(budget)
             settle_from = max(self.terminal_seen_at, self.last_event_at)
             return self._finish_after(
                 settle_from + self.timing.settle_window, "status terminal, settled", now
             )
+        budget = self.budget_deadline()
+        if now >= budget:
+            return GiveUp(self._stall_reason())
         if self.poll_in_flight:
-            return WaitUntil(now + self.timing.slow_poll_interval)  # woken by the poll's answer
+            # woken by the poll's answer
+            return WaitUntil(min(now + self.timing.slow_poll_interval, budget))
         due = self._next_poll_due(committed or self.stream_closed)
-        return Poll() if now >= due else WaitUntil(due)
+        return Poll() if now >= due else WaitUntil(min(due, budget))
+
+    def budget_deadline(self) -> float:
+        """When the session counts as stalled (loop time): the first-event or the idle budget."""
+        if self.last_activity_at is None:
+            return self.started_at + self.timing.first_event_timeout
+        return self.last_activity_at + self.timing.idle_timeout
+
+    def _stall_reason(self) -> str:
+        if self.last_activity_at is None:
+            return (
+                f"conol sent no event within {self.timing.first_event_timeout:g} s of creating the "
+                "session (first_event_timeout)"
+            )
+        return (
+            f"conol sent no event for {self.timing.idle_timeout:g} s while the session was still "
+            f"running (idle_timeout; last status: {self.status or 'unknown'})"
+        )
 
     def _finish_after(self, deadline: float, reason: str, now: float) -> Step:
         return Finish(reason) if now >= deadline else WaitUntil(deadline)

@@ -28,6 +28,9 @@ ENV_BASE = "CONOL_API_BASE"
 ENV_TIMEZONE = "CONOL_TIMEZONE"
 ENV_MODELS_FILE = "CONOL_MODELS_FILE"
 ENV_SETTLE = "CONOL_SETTLE_WINDOW"
+ENV_FIRST_EVENT_TIMEOUT = "CONOL_FIRST_EVENT_TIMEOUT"
+ENV_IDLE_TIMEOUT = "CONOL_IDLE_TIMEOUT"
+MAX_BUDGET_SECONDS = 3600.0
 
 DEFAULT_TIMEOUT = 600.0
 MAX_PROMPT_CHARS = 2_000_000  # conol has no documented limit; refuse what no model window holds
@@ -42,6 +45,8 @@ OPTION_NAMES = frozenset(
         "builtin_tools",
         "tool_call_settle",
         "reasoning",
+        "first_event_timeout",
+        "idle_timeout",
     }
 )
 
@@ -55,6 +60,7 @@ class ConolRequest:
     timing: Timing
     timeout: float
     client_tools: frozenset[str]
+    dropped_tools: frozenset[str]  # the request's tools that tool_choice left out: their calls are dropped
     builtin_tools: BuiltinMode
     max_tool_calls: int | None
     tool_choice_required: bool
@@ -75,7 +81,8 @@ def build_request(
     _refuse_unsupported(params)
     endpoint = Endpoint(base_url=_base_url(api_base), token=_token(api_key))
     catalog_model = default_catalog(os.environ.get(ENV_MODELS_FILE)).resolve(model)
-    tools, tool_choice = _tools_and_choice(params)
+    all_tools = convert_tools(params.get("tools"))
+    tools, tool_choice = _tools_and_choice(all_tools, params.get("tool_choice"))
     parts = render_messages(messages)
     if sum(len(p.content) for p in parts) > MAX_PROMPT_CHARS:
         raise BadRequest(
@@ -96,6 +103,7 @@ def build_request(
         timing=_timing(params),
         timeout=_timeout_seconds(timeout),
         client_tools=frozenset(t.name for t in tools),
+        dropped_tools=frozenset(t.name for t in all_tools) - {t.name for t in tools},
         builtin_tools=_builtin_mode(params.get("builtin_tools")),
         max_tool_calls=1 if params.get("parallel_tool_calls") is False else None,
         tool_choice_required=tool_choice == "required",
@@ -143,9 +151,9 @@ def _base_url(api_base: str | None) -> str:
     return (api_base or os.environ.get(ENV_BASE) or DEFAULT_BASE_URL).rstrip("/")
 
 
-def _tools_and_choice(params: Mapping[str, Any]) -> tuple[list[ToolSpec], Any]:
-    tools = convert_tools(params.get("tools"))
-    choice = params.get("tool_choice") or "auto"
+def _tools_and_choice(tools: list[ToolSpec], tool_choice: Any) -> tuple[list[ToolSpec], Any]:
+    """The tools to send, per ``tool_choice`` (conol itself enforces none of it)."""
+    choice = tool_choice or "auto"
     if choice == "none":
         return [], choice  # no tools sent, so no tool calls can come back for the client
     if isinstance(choice, Mapping):
@@ -169,8 +177,48 @@ def _timing(params: Mapping[str, Any]) -> Timing:
     interval = _seconds(params, "status_poll_interval", defaults.poll_interval)
     tool_settle = _seconds(params, "tool_call_settle", defaults.tool_call_settle)
     return Timing(
-        settle_window=settle, poll_interval=interval, poll_after_idle=interval, tool_call_settle=tool_settle
+        settle_window=settle,
+        poll_interval=interval,
+        poll_after_idle=interval,
+        tool_call_settle=tool_settle,
+        **_budgets(params, defaults),
     )
+
+
+def _budgets(params: Mapping[str, Any], defaults: Timing) -> dict[str, float]:
+    """The stall budgets (seconds, > 0, at most an hour), from the call/deployment or the environment.
+
+    * ``first_event_timeout`` (env ``CONOL_FIRST_EVENT_TIMEOUT``, default 60): no event at all this
+      long after the session was created → ``litellm.Timeout``;
+    * ``idle_timeout`` (env ``CONOL_IDLE_TIMEOUT``, default 120): no event this long mid-answer
+      while the session is still running → ``litellm.Timeout``. conol can be silent for many
+      seconds while a built-in tool runs: keep it well above that.
+
+    The request ``timeout`` still bounds the whole call.
+    """
+    budgets: dict[str, float] = {}
+    for name, env, default in (
+        ("first_event_timeout", ENV_FIRST_EVENT_TIMEOUT, defaults.first_event_timeout),
+        ("idle_timeout", ENV_IDLE_TIMEOUT, defaults.idle_timeout),
+    ):
+        value = params.get(name)
+        source = name
+        if value is None and os.environ.get(env):
+            value, source = os.environ[env], env
+        budgets[name] = default if value is None else _budget_seconds(source, value)
+    return budgets
+
+
+def _budget_seconds(name: str, value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"{name} must be a number of seconds, got {value!r}") from None
+    if not 0 < seconds <= MAX_BUDGET_SECONDS:
+        raise BadRequest(
+            f"{name} must be more than 0 and at most {MAX_BUDGET_SECONDS:g} seconds, got {seconds}"
+        )
+    return seconds
 
 
 def _seconds(params: Mapping[str, Any], name: str, default: float) -> float:

@@ -8,11 +8,17 @@ client keeps no cookie jar, so nothing a server sets can leak from one user's re
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import html
 import http.cookiejar
+import json
+import re
+import socket
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -85,6 +91,35 @@ def _origin(base_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+class EventStream:
+    """An open event stream: iterate it for ``data`` payloads; ``abort()`` drops the connection now."""
+
+    __slots__ = ("_lines", "_socket")
+
+    def __init__(self, lines: AsyncIterator[str], raw_socket: Any) -> None:
+        self._lines = lines
+        self._socket = raw_socket
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines
+
+    def abort(self) -> None:
+        """Shut the connection down at once, synchronously: conol sees it close even while this
+        event loop is busy elsewhere (e.g. the proxy handling the client's disconnect). The reader
+        still closes the response normally; the connection is never reused (an unfinished stream)."""
+        raw_socket, self._socket = self._socket, None
+        if raw_socket is None:
+            return
+        # shutdown() acts on the connection, not the descriptor: do it through a duplicate, which
+        # works for every loop's socket wrapper (uvloop's refuses shutdown()) and leaves the
+        # original descriptor for the reader to close as usual.
+        with (
+            contextlib.suppress(OSError, AttributeError, ValueError, TypeError),
+            socket.fromfd(raw_socket.fileno(), raw_socket.family, raw_socket.type) as duplicate,
+        ):
+            duplicate.shutdown(socket.SHUT_RDWR)
+
+
 @dataclass
 class Transport:
     endpoint: Endpoint
@@ -97,22 +132,8 @@ class Transport:
             "POST", "/api/sessions", "creating the session", headers=headers, content=body.to_json()
         )
         if not response.is_success:
-            raise error_for_response(response, "creating the session")
-        try:
-            result = CreateSessionResult.model_validate_json(response.content)
-        except ValidationError as exc:
-            raise UpstreamError(
-                "conol's create-session response is not the expected JSON object "
-                f"({exc.error_count()} problems)"
-            ) from None
-        session_id = result.resolved_id()
-        if not session_id:
-            keys = sorted((result.model_extra or {}).keys() | result.model_fields_set)
-            raise UpstreamError(
-                f"conol's create-session response has no session id (looked for sessionId, id, session.id; "
-                f"keys present: {keys})"
-            )
-        return session_id, result
+            raise self._error(response, "creating the session")
+        return _parse_created(response)
 
     async def get_status(self, session_id: str) -> str | None:
         """The session's status, or ``None`` when the poll failed for a transient reason."""
@@ -126,7 +147,7 @@ class Transport:
         except ConolError:
             return None
         if response.status_code in (401, 403):
-            raise error_for_response(response, "polling the session status")
+            raise self._error(response, "polling the session status")
         if not response.is_success:
             return None
         try:
@@ -135,7 +156,7 @@ class Transport:
             return None
 
     @asynccontextmanager
-    async def event_stream(self, session_id: str) -> AsyncIterator[AsyncIterator[str]]:
+    async def event_stream(self, session_id: str) -> AsyncIterator[EventStream]:
         """The session's SSE ``data`` payloads (heartbeat comments are dropped by the decoder)."""
         headers = self.endpoint.headers() | {
             "Accept": "text/event-stream",
@@ -150,10 +171,12 @@ class Transport:
             ) as source:
                 if not source.response.is_success:
                     await source.response.aread()
-                    raise error_for_response(source.response, "opening the event stream")
-                yield (sse.data async for sse in source.aiter_sse())
+                    raise self._error(source.response, "opening the event stream")
+                network = source.response.extensions.get("network_stream")
+                raw_socket = network.get_extra_info("socket") if network is not None else None
+                yield EventStream((sse.data async for sse in source.aiter_sse()), raw_socket)
         except httpx.HTTPError as exc:
-            raise error_for_transport(exc, "reading the event stream") from None
+            raise error_for_transport(exc, "reading the event stream", secrets=self._secrets) from None
 
     async def _send(
         self, method: str, path: str, doing: str, *, headers: dict[str, str], content: bytes | None = None
@@ -167,16 +190,63 @@ class Transport:
                 timeout=self.request_timeout,
             )
         except httpx.HTTPError as exc:
-            raise error_for_transport(exc, doing) from None
+            raise error_for_transport(exc, doing, secrets=self._secrets) from None
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        return (self.endpoint.token,)
+
+    def _error(self, response: httpx.Response, doing: str) -> ConolError:
+        return error_for_response(response, doing, secrets=self._secrets)
+
+
+def _parse_created(response: httpx.Response) -> tuple[str, CreateSessionResult]:
+    """A 2xx create answer → (session id, result); a 502-style UpstreamError saying what is wrong.
+
+    The error names what was wrong (not JSON, not an object, which keys were there), never the raw
+    body: a broken upstream may echo the request, cookie included.
+    """
+    content_type = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        raise UpstreamError(
+            f"conol answered the create-session request with HTTP {response.status_code} but the body is "
+            f"not JSON ({content_type}, {len(response.content)} bytes)"
+        ) from None
+    if not isinstance(data, dict):
+        raise UpstreamError(
+            f"conol's create-session response is JSON but not an object (got {type(data).__name__})"
+        )
+    try:
+        result = CreateSessionResult.model_validate(data)
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in error["loc"]) for error in exc.errors()})
+        raise UpstreamError(
+            f"conol's create-session response has fields of unexpected types: {', '.join(fields)}"
+        ) from None
+    session_id = result.resolved_id()
+    if not session_id:
+        raise UpstreamError(
+            "conol's create-session response has no session id (looked for sessionId, id, session.id; "
+            f"keys present: {sorted(data)[:20]})"
+        )
+    return session_id, result
 
 
 # --- error classification -----------------------------------------------------------------------
 
 
-def error_for_response(response: httpx.Response, doing: str) -> ConolError:
-    """An upstream HTTP error status → the exception that makes LiteLLM and its Router do the right thing."""
+def error_for_response(response: httpx.Response, doing: str, *, secrets: tuple[str, ...] = ()) -> ConolError:
+    """An upstream HTTP error status → the exception that makes LiteLLM and its Router do the right thing.
+
+    ``secrets`` (the session token) are masked out of anything quoted from the response.
+    """
     code = response.status_code
-    detail = _short_detail(response)
+    detail = _short_detail(response, secrets)
+    retry_after = response.headers.get("retry-after")
+    # LiteLLM copies these to litellm_response_headers; the Router honours Retry-After.
+    headers = {"retry-after": retry_after} if retry_after else {}
     if code == 401:
         return AuthenticationFailed(
             f"conol rejected the session token while {doing} (401): it is invalid or expired. "
@@ -184,32 +254,75 @@ def error_for_response(response: httpx.Response, doing: str) -> ConolError:
         )
     if code == 403:
         return PermissionDenied(
-            f"conol refused access while {doing} (403): the session token lacks permission."
+            f"conol refused access while {doing} (403): the session token is invalid or expired, or "
+            "its account may not do this. Set a fresh CONOL_SESSION_TOKEN (or api_key)."
         )
     if code == 429:
-        retry_after = response.headers.get("retry-after")
-        headers = {"retry-after": retry_after} if retry_after else {}
         hint = f" Retry after {retry_after} s." if retry_after else ""
         return RateLimited(f"conol rate-limited the request while {doing} (429).{hint}", headers=headers)
     if 400 <= code < 500:
         return BadRequest(f"conol rejected the request while {doing} ({code}){detail}", status_code=code)
     if code == 503:
-        return UpstreamUnavailable(f"conol is unavailable while {doing} (503){detail}")
+        return UpstreamUnavailable(f"conol is unavailable while {doing} (503){detail}", headers=headers)
     return UpstreamError(
-        f"conol failed while {doing} ({code}){detail}", status_code=code if code >= 500 else 502
+        f"conol failed while {doing} ({code}){detail}",
+        status_code=code if code >= 500 else 502,
+        headers=headers,
     )
 
 
-def error_for_transport(exc: httpx.HTTPError, doing: str) -> ConolError:
+def error_for_transport(exc: httpx.HTTPError, doing: str, *, secrets: tuple[str, ...] = ()) -> ConolError:
     if isinstance(exc, httpx.TimeoutException):
         return RequestTimeout(f"conol did not answer in time while {doing} ({type(exc).__name__})")
-    return UpstreamUnavailable(f"could not reach conol while {doing}: {type(exc).__name__}: {exc}")
+    reason = _redact(str(exc), secrets)[:200] or "no details"
+    return UpstreamUnavailable(f"could not reach conol while {doing}: {type(exc).__name__}: {reason}")
 
 
-def _short_detail(response: httpx.Response) -> str:
-    # Only the start of conol's own error text: enough to explain, too little to echo a request.
+_TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG_RE = re.compile(r"<[^>]+>")
+_SPACE_RE = re.compile(r"\s+")
+DETAIL_LIMIT = 200
+
+
+def _short_detail(response: httpx.Response, secrets: tuple[str, ...] = ()) -> str:
+    """conol's own error text, briefly: its ``error``/``message`` field, or an HTML page's title.
+
+    Enough to explain, too little to echo a request; the token is masked if it appears.
+    """
     try:
         text = response.text.strip()
     except (httpx.ResponseNotRead, UnicodeDecodeError):
         return ""
-    return f": {text[:200]}" if text else ""
+    if not text:
+        return ""
+    detail = _json_error_text(text)
+    if detail is None and text.startswith("<"):
+        title = _TITLE_RE.search(text)
+        detail = html.unescape(title.group(1) if title else _TAG_RE.sub(" ", text))
+    detail = _SPACE_RE.sub(" ", detail if detail is not None else text).strip()
+    detail = _redact(detail, secrets)
+    if len(detail) > DETAIL_LIMIT:
+        detail = detail[:DETAIL_LIMIT] + "…"
+    return f": {detail}" if detail else ""
+
+
+def _json_error_text(text: str) -> str | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail"):
+            value = data.get(key)
+            if isinstance(value, dict):
+                value = value.get("message")
+            if isinstance(value, str) and value:
+                return value
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _redact(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text

@@ -131,14 +131,30 @@ ConolEvent = HistoryDelta | ErrorEvent | DoneEvent
 _event_adapter: TypeAdapter[ConolEvent] = TypeAdapter(Annotated[ConolEvent, Field(discriminator="type")])
 
 DONE_MARKER = "[DONE]"
+_DONE_MARKER_BYTES = DONE_MARKER.encode()
 
 
-def parse_event(data: str) -> ConolEvent | None:
+def parse_event(data: str | bytes) -> ConolEvent | None:
     """One SSE ``data:`` payload → an event; ``None`` for junk, unknown types and heartbeats.
 
     Lines that are not valid JSON, or not an event we understand, are skipped rather than fatal
     (spec §2.3). ``[DONE]`` is reported as a ``done`` event.
+
+    ``data`` may be the raw bytes of the payload (no UTF-8 decode, split or join of a text copy: a
+    long answer's cumulative snapshots are tens of MB); the result is the same as for the decoded
+    text, invalid UTF-8 included (decoded with replacement characters, as a text reader would).
     """
+    if isinstance(data, bytes | bytearray):
+        if data.strip() == _DONE_MARKER_BYTES:
+            return DoneEvent(type="done")
+        try:
+            return _event_adapter.validate_json(data)
+        except ValidationError:
+            try:
+                data.decode()
+            except UnicodeDecodeError:
+                return parse_event(data.decode(errors="replace"))
+            return None
     if data.strip() == DONE_MARKER:
         return DoneEvent(type="done")
     try:

@@ -169,6 +169,18 @@ def test_junk_and_unknown_events_are_skipped():
     assert parse_event('{"type": "history_delta", "stages": [], "extra": {"deep": [1]}}') is not None
 
 
+def test_raw_bytes_payloads_parse_exactly_like_text():
+    # A bytes-level SSE reader hands payloads over undecoded (no copy of tens of MB of snapshots).
+    text = json.dumps(delta(stage(preview=[msg("café 🇺🇦")])), ensure_ascii=False)
+    assert parse_event(text.encode()) == parse_event(text)
+    assert parse_event(b"[DONE]") == parse_event(" [DONE]\n") == parse_event(b" [DONE]\r")
+    assert parse_event(b"{not json") is None
+    # invalid UTF-8 is read as a text reader would: replacement characters, not a dropped event
+    broken = text.encode().replace("é".encode(), b"\xe9")
+    assert parse_event(broken) == parse_event(broken.decode(errors="replace"))
+    assert parse_event(broken) is not None
+
+
 # --- tool calls ---------------------------------------------------------------------------------
 
 

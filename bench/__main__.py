@@ -1,0 +1,286 @@
+"""``python -m bench [--quick] [--no-write] [--only sdk,proxy] [--no-variant]``: run every benchmark.
+
+The orchestrator (this process) never imports litellm: the fakes, the SDK workers and the proxies
+are child processes, each in its own process group, all killed on the way out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from . import procs
+from . import proxy as proxy_mod
+from .report import RESULTS, Report, write_results
+from .workload import Workload
+
+OUT = Path(__file__).resolve().parent / "out"
+
+# The standard streaming workload: both fakes send this text in these pieces at this pace.
+WORKLOAD = Workload(chars=1000, n=20, delay=0.025, lead=0.05, end="done")
+
+SIZES: dict[str, dict[str, Any]] = {
+    "full": {
+        "sdk": {
+            "warmup": 5,
+            "seq": 30,
+            "ends": 12,
+            "ends_concurrency": 12,
+            "memory": 150,
+            "hold": 5.0,
+            "fd_requests": 300,
+            "fd_concurrency": 50,
+            "fd_handler_requests": 10_000,
+            "fd_handler_concurrency": 10,
+            "parse_offline": [10_000, 100_000, 1_000_000],
+            "parse_e2e": [10_000, 100_000, 1_000_000],
+            "parse_repeat": 2,
+        },
+        "proxy": {
+            "warmup": 5,
+            "warmup_c": 30,
+            "levels": [(1, 20), (50, 100), (200, 200)],
+            "memory": 150,
+            "hold": 8.0,
+        },
+        "variant": {
+            "conolaio": {
+                "warmup": 3,
+                "warmup_c": 30,
+                "levels": [(1, 10), (200, 200)],
+                "memory": 150,
+                "hold": 8.0,
+            },
+            "conolx2": {"warmup": 3, "warmup_c": 30, "levels": [(200, 200)], "memory": 0, "hold": 0},
+        },
+        "variants": ["conolaio", "conolx2"],
+        "shared_proxy": False,
+    },
+    "quick": {
+        "sdk": {
+            "warmup": 1,
+            "seq": 5,
+            "ends": 3,
+            "ends_concurrency": 3,
+            "end_kinds": ["early"],
+            "memory": 20,
+            "hold": 1.0,
+            "fd_requests": 0,
+            "fd_handler_requests": 100,
+            "fd_concurrency": 20,
+            "parse_offline": [10_000, 100_000],
+            "parse_e2e": [10_000, 100_000],
+            "parse_repeat": 1,
+            "parse_modes": ["handler"],
+        },
+        "proxy": {"warmup": 1, "warmup_c": 0, "levels": [(1, 3), (10, 10)], "memory": 0, "hold": 0},
+        "variant": None,
+        "variants": [],
+        "shared_proxy": True,
+    },
+}
+
+
+def meta(args: argparse.Namespace) -> dict[str, Any]:
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "–"
+
+    cpu_model = "?"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu_model = line.split(":", 1)[1].strip()
+            break
+    mem_kb = int(
+        next(
+            ln for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")
+        ).split()[1]
+    )
+    try:
+        git = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=procs.ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=procs.ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        git += " + uncommitted changes" if dirty else ""
+    except (OSError, subprocess.CalledProcessError):
+        git = "?"
+    from litellm_conol._end_policy import Timing
+
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "mode": "quick" if args.quick else "full",
+        "command": "python -m bench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "python -m bench",
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu_model,
+        "memory": f"{mem_kb / 1024 / 1024:.1f} GiB",
+        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": platform.python_version(),
+        **{
+            k: version(k) for k in ("litellm", "httpx", "httpcore", "aiohttp", "openai", "pydantic", "orjson")
+        },
+        "git": git,
+        "settle_window": Timing().settle_window,
+        "workload": WORKLOAD.__dict__,
+    }
+
+
+def launch_sdk_worker(spec: dict[str, Any], name: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start a worker: it imports litellm at once, then waits for ``go`` on stdin before measuring."""
+    log_path = OUT / f"sdk_{name}.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench.sdk", json.dumps({**spec, "wait_for_go": True})],
+            cwd=procs.ROOT,
+            env=procs.child_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+        )
+    return process, log_path
+
+
+def finish_sdk_worker(process: subprocess.Popen[bytes], log_path: Path, timeout: float) -> dict[str, Any]:
+    try:
+        stdout, _ = process.communicate(b"go\n", timeout=timeout)
+    finally:
+        procs.stop_group(process)
+    lines = [ln for ln in stdout.decode(errors="replace").splitlines() if ln.startswith("RESULT ")]
+    if process.returncode not in (0, None) or not lines:
+        raise RuntimeError(f"SDK worker failed ({process.returncode}): {log_path.read_text()[-3000:]}")
+    result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a smoke run (< 1 min): small sizes, no variant")
+    parser.add_argument("--no-write", action="store_true", help="do not touch bench/RESULTS.md")
+    parser.add_argument("--write", action="store_true", help="write bench/RESULTS.md even for --quick")
+    parser.add_argument("--only", default="sdk,proxy", help="comma-separated: sdk, proxy (default both)")
+    parser.add_argument(
+        "--no-variant", action="store_true", help="skip the aiohttp-transport prototype proxy"
+    )
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    sizes = SIZES["quick" if args.quick else "full"]
+    OUT.mkdir(exist_ok=True)
+    started = time.monotonic()
+    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}}
+    print(f"bench: {raw['meta']['mode']} run, logs and raw results in {OUT}", flush=True)
+    conol = openai = None
+    proxies: dict[str, proxy_mod.Proxy] = {}
+    workers: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
+    try:
+        conol = procs.start_ready("conol_fake", "bench.conol_fake", [], OUT)
+        openai = procs.start_ready("openai_fake", "bench.openai_fake", [], OUT)
+        conol_port, conol_ctl, token = conol.ready_line
+        openai_url = f"http://127.0.0.1:{openai.ready_line[0]}"
+        targets = {
+            "conol": {
+                "api_base": f"http://127.0.0.1:{conol_port}",
+                "api_key": token,
+                "control": f"http://127.0.0.1:{conol_ctl}",
+            },
+            "openai": {"api_base": openai_url + "/v1", "api_key": "sk-bench-fake", "control": openai_url},
+        }
+        for variant in ("conolaio", "conolfast", "conolbytes", "conolx2", "conolnative"):
+            targets[variant] = targets["conol"]
+        # Everything that only imports (proxies, SDK workers) boots at once; measuring is sequential.
+        providers = ["conol", "openai"] + (
+            sizes["variants"] if sizes["variant"] and not args.no_variant else []
+        )
+        if "proxy" in only:
+            if sizes["shared_proxy"]:  # quick: one proxy boot for every provider (CPU is per phase anyway)
+                shared = proxy_mod.launch_proxy(
+                    "shared", {p: (targets[p]["api_base"], targets[p]["api_key"]) for p in providers}, OUT
+                )
+                proxies = dict.fromkeys(providers, shared)
+            else:
+                for provider in providers:
+                    t = targets[provider]
+                    proxies[provider] = proxy_mod.launch_proxy(
+                        provider, {provider: (t["api_base"], t["api_key"])}, OUT
+                    )
+        if "sdk" in only:
+            specs = [
+                {
+                    "provider": p,
+                    **targets[p],
+                    "sizes": sizes["sdk"],
+                    "workload": WORKLOAD.__dict__,
+                    "parse": p == "conol",
+                }
+                for p in ("conol", "openai")
+            ]
+            if sizes["shared_proxy"]:  # quick: one SDK process too (one litellm import)
+                workers["conol+openai"] = launch_sdk_worker({"each": specs}, "both")
+            else:
+                for spec in specs:
+                    workers[spec["provider"]] = launch_sdk_worker(spec, spec["provider"])
+        for proxy in {id(p): p for p in proxies.values()}.values():
+            proxy_mod.wait_listening(proxy)
+        print(f"bench: everything booted after {time.monotonic() - started:.0f} s", flush=True)
+        for provider, (process, log_path) in list(workers.items()):
+            print(f"bench: {time.monotonic() - started:4.0f} s  SDK mode, {provider} …", flush=True)
+            result = finish_sdk_worker(process, log_path, timeout=400)
+            raw["sdk"].update(result.get("each", {provider: result}))
+            del workers[provider]
+        for provider, proxy in list(proxies.items()):
+            print(f"bench: {time.monotonic() - started:4.0f} s  proxy mode, {provider} …", flush=True)
+            psizes = sizes["variant"][provider] if provider not in ("conol", "openai") else sizes["proxy"]
+            last = sum(1 for p in proxies.values() if p is proxy) == 1
+            raw["proxy"][provider] = asyncio.run(
+                proxy_mod.run_provider(
+                    proxy, provider, targets[provider]["control"], psizes, WORKLOAD, stop=last
+                )
+            )
+            del proxies[provider]
+    finally:
+        for proxy in {id(p): p for p in proxies.values()}.values():
+            proxy.stop()
+        for process, _ in workers.values():
+            procs.stop_group(process)
+        for child in (conol, openai):
+            if child is not None:
+                child.stop()
+    raw["meta"]["wall"] = time.monotonic() - started
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    raw["meta"]["run_id"] = stamp
+    (OUT / f"run-{stamp}.json").write_text(json.dumps(raw))
+    report = Report(raw)
+    text = report.markdown()
+    print("\n" + text + "\n", flush=True)
+    if (not args.quick or args.write) and not args.no_write:
+        write_results(report, RESULTS)
+        print(f"bench: results written to {RESULTS}", flush=True)
+    print(
+        f"bench: done in {raw['meta']['wall']:.0f} s (raw results: {OUT / f'run-{stamp}.json'})", flush=True
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""The fake conol with the benchmark scenario, in its own process, plus a small control app.
+
+``python -m bench.conol_fake`` prints ``READY <api_port> <control_port> <token>`` once listening.
+
+Control app (on its own port, so it never competes with the ``/api`` routes):
+
+* ``GET /bench/records``: one compact record per tagged session (send times are ``time.time()``);
+* ``POST /bench/clear``: drop every session (their streams end) and the request log;
+* ``GET /bench/cpu``: this process's CPU seconds (user + system) so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+from typing import Any
+
+from aiohttp import web
+
+from litellm_conol.fake import FakeConol, SessionRecord
+
+from .workload import BENCH_SCENARIO
+
+_PREVIEW = b'"preview":[{'
+_COMMIT = b'"logs":[{"role":"assistant","type":"message"'
+
+
+def session_summary(rec: SessionRecord) -> dict[str, Any]:
+    content = [e.time for e in rec.events if e.type == "history_delta" and _PREVIEW in e.raw]
+    done = [e.time for e in rec.events if e.type in ("done", "done_marker")]
+    commits = [e.time for e in rec.events if e.type == "history_delta" and _COMMIT in e.raw]
+    return {
+        "tag": rec.params.get("tag"),
+        "created_at": rec.created_at,
+        "first_content_at": content[0] if content else None,
+        "last_content_at": content[-1] if content else None,
+        "done_at": done[0] if done else None,
+        "commit_at": commits[0] if commits else None,
+        "terminal_at": rec.terminal_at,
+        "events": len(rec.events),
+        "bytes": sum(e.size for e in rec.events),
+        "polls": rec.status_polls,
+        "polls_after_terminal": sum(
+            1 for t in rec.status_poll_times if rec.terminal_at and t > rec.terminal_at
+        ),
+        "connections": len(rec.connections),
+        "opened_at": [c.opened_at for c in rec.connections],
+        "closed_by": [c.closed_by for c in rec.connections],
+        "closed_at": [c.closed_at for c in rec.connections],
+    }
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+async def serve(host: str, port: int) -> None:
+    fake = FakeConol(host=host, port=port, scenarios=[BENCH_SCENARIO], default_scenario="bench")
+    await fake.astart()
+    state = fake._state  # the same loop: records are read where they are written
+
+    async def records(request: web.Request) -> web.Response:
+        out = [session_summary(live.record) for live in state.live.values()]
+        return web.json_response({"sessions": out, "requests": len(state.requests)})
+
+    async def clear(request: web.Request) -> web.Response:
+        state.reset()
+        return web.json_response({"ok": True})
+
+    async def cpu(request: web.Request) -> web.Response:
+        return web.json_response({"cpu": _cpu(), "pid": os.getpid()})
+
+    app = web.Application()
+    app.router.add_get("/bench/records", records)
+    app.router.add_post("/bench/clear", clear)
+    app.router.add_get("/bench/cpu", cpu)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, 0)
+    await site.start()
+    control_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    print(f"READY {fake.port} {control_port} {fake.token}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await fake.astop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.conol_fake")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    asyncio.run(serve(args.host, args.port))
+
+
+if __name__ == "__main__":
+    main()

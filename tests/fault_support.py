@@ -1,0 +1,230 @@
+"""Helpers for the reliability tests: proxies with generated configs, SSE reading, leak counters.
+
+Each proxy test module starts its own proxy (module-scoped) pointed at its own ``FakeConol``
+instances, so fault injection never disturbs other modules' shared servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from proxyproc import MASTER_KEY, ROOT, ProxyProcess
+
+TESTS = Path(__file__).resolve().parent
+AUTH = {"Authorization": f"Bearer {MASTER_KEY}"}
+
+
+def closed_port() -> int:
+    """A local port nobody listens on (bound then released: connecting is refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def proxy_config(
+    model_list: list[dict[str, Any]],
+    *,
+    router_settings: dict[str, Any] | None = None,
+    callbacks: list[str] | None = None,
+) -> dict[str, Any]:
+    litellm_settings: dict[str, Any] = {
+        "custom_provider_map": [{"provider": "conol", "custom_handler": "litellm_conol.conol_llm"}],
+        "telemetry": False,
+        "suppress_debug_info": True,
+    }
+    if callbacks:
+        litellm_settings["callbacks"] = callbacks
+    config: dict[str, Any] = {
+        "model_list": model_list,
+        "litellm_settings": litellm_settings,
+        "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"},
+    }
+    if router_settings:
+        config["router_settings"] = router_settings
+    return config
+
+
+@contextlib.contextmanager
+def running_proxy(
+    directory: Path, config: dict[str, Any], env: dict[str, str] | None = None, args: list[str] | None = None
+) -> Iterator[ProxyProcess]:
+    path = directory / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    full_env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]), **(env or {})}
+    process = ProxyProcess(config=path, env=full_env, log_path=directory / "proxy.log", args=args)
+    try:
+        process.wait_ready()
+        yield process
+    finally:
+        process.stop()
+
+
+def deployment(name: str, model: str = "conol/claude-haiku-4-5", **params: Any) -> dict[str, Any]:
+    return {"model_name": name, "litellm_params": {"model": model, **params}}
+
+
+# --- talking to the proxy ---------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    status: int
+    seconds: float
+    body: Any = None
+    text: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    # streaming only
+    content: str = ""
+    error: Any = None
+    done_marker: bool = False
+    finish: str | None = None
+
+
+def chat_body(model: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"model": model, "messages": [{"role": "user", "content": text}], **extra}
+
+
+def post_chat(base_url: str, body: dict[str, Any], timeout: float = 60.0) -> Outcome:
+    started = time.monotonic()
+    response = httpx.post(f"{base_url}/v1/chat/completions", json=body, headers=AUTH, timeout=timeout)
+    seconds = time.monotonic() - started
+    try:
+        parsed = response.json()
+    except ValueError:
+        parsed = None
+    return Outcome(response.status_code, seconds, parsed, response.text, dict(response.headers))
+
+
+def stream_chat(base_url: str, body: dict[str, Any], timeout: float = 60.0) -> Outcome:
+    """POST with stream=true and read the SSE answer: content, an error event, ``[DONE]``."""
+    started = time.monotonic()
+    content: list[str] = []
+    outcome = Outcome(0, 0.0)
+    with httpx.stream(
+        "POST",
+        f"{base_url}/v1/chat/completions",
+        json={**body, "stream": True},
+        headers=AUTH,
+        timeout=timeout,
+    ) as response:
+        outcome.status = response.status_code
+        outcome.headers = dict(response.headers)
+        if response.status_code != 200:
+            response.read()
+            outcome.text = response.text
+            with contextlib.suppress(ValueError):
+                outcome.body = response.json()
+        else:
+            lines: list[str] = []
+            for line in response.iter_lines():
+                lines.append(line)
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    outcome.done_marker = True
+                    continue
+                try:
+                    event = json.loads(data)
+                except ValueError:
+                    continue
+                if "error" in event:
+                    outcome.error = event["error"]
+                    continue
+                for choice in event.get("choices") or []:
+                    content.append((choice.get("delta") or {}).get("content") or "")
+                    outcome.finish = choice.get("finish_reason") or outcome.finish
+            outcome.text = "\n".join(lines)
+    outcome.content = "".join(content)
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+# --- leak counters ------------------------------------------------------------------------------------
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def pool_connections(client: httpx.AsyncClient) -> int:
+    """Connections held by an httpx client's pool (httpcore internals; 0 if they moved)."""
+    pool = getattr(getattr(client, "_transport", None), "_pool", None)
+    return len(getattr(pool, "connections", ()) or ())
+
+
+# LiteLLM's own per-loop background worker (started on the first call, lives as long as the loop).
+_LITELLM_WORKERS = ("LoggingWorker.",)
+
+
+def other_tasks() -> set[asyncio.Task[Any]]:
+    """Pending tasks of this loop except the current one and LiteLLM's long-lived workers."""
+    current = asyncio.current_task()
+    return {
+        t
+        for t in asyncio.all_tasks()
+        if t is not current
+        and not t.done()
+        and not getattr(t.get_coro(), "__qualname__", "").startswith(_LITELLM_WORKERS)
+    }
+
+
+async def settle_tasks(baseline: set[asyncio.Task[Any]], timeout: float = 2.0) -> set[asyncio.Task[Any]]:
+    """Tasks beyond ``baseline`` still pending after up to ``timeout`` s (background loggers finish)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        extra = other_tasks() - baseline
+        if not extra or time.monotonic() >= deadline:
+            return extra
+        await asyncio.sleep(0.05)
+
+
+# --- spend logs, for the secrets test (loaded by the proxy: callbacks: ["fault_support.spend_rows"]) ---
+
+
+def _spend_rows_logger() -> Any:
+    from litellm.integrations.custom_logger import CustomLogger
+
+    class SpendRows(CustomLogger):  # type: ignore[misc]
+        """Writes, per request, the row LiteLLM's spend logs would store (``get_logging_payload``, the
+        builder of ``LiteLLM_SpendLogs`` rows) and the StandardLoggingPayload, as JSON lines."""
+
+        async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any):
+            self._write("success", kwargs, response_obj, start_time, end_time)
+
+        async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any):
+            self._write("failure", kwargs, response_obj, start_time, end_time)
+
+        def _write(self, outcome: str, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+            row: dict[str, Any] = {"outcome": outcome}
+            try:
+                from litellm.proxy.spend_tracking.spend_tracking_utils import get_logging_payload
+
+                row["spend_log"] = get_logging_payload(kwargs, response_obj, start_time, end_time)
+            except Exception as exc:  # recorded, so the test sees it
+                row["spend_log_error"] = repr(exc)
+            row["standard_logging_object"] = kwargs.get("standard_logging_object")
+            with open(os.environ["SPEND_ROWS_FILE"], "a", encoding="utf-8") as out:
+                out.write(json.dumps(row, default=str) + "\n")
+
+    return SpendRows()
+
+
+def __getattr__(name: str) -> Any:
+    # built on first use only inside the proxy: importing this module stays cheap for the tests
+    if name == "spend_rows":
+        value = _spend_rows_logger()
+        globals()[name] = value
+        return value
+    raise AttributeError(name)

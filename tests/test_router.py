@@ -1,0 +1,218 @@
+"""Our typed errors drive the real ``litellm.Router``: retries, cooldowns, Retry-After, fallbacks.
+
+Two fakes: the shared healthy one, and a failing one whose faults are injected with
+``configure(create_status=...)``. The same setups run in-process and through the proxy config.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import litellm
+import pytest
+from fault_support import chat_body, post_chat, proxy_config, running_proxy, stream_chat
+
+import litellm_conol
+from litellm_conol.fake import BUILTINS, FakeConol
+
+litellm.suppress_debug_info = True
+litellm_conol.register()
+
+pytestmark = pytest.mark.timeout(90)
+
+ANSWER = BUILTINS["done"].final_text
+PROMPT = [{"role": "user", "content": "[[fake:done]]"}]
+
+
+def conol(fake: FakeConol, model_name: str, deployment_id: str, **params) -> dict:
+    return {
+        "model_name": model_name,
+        "litellm_params": {
+            "model": "conol/claude-haiku-4-5",
+            "api_base": fake.base_url,
+            "api_key": fake.token,
+            **params,
+        },
+        "model_info": {"id": deployment_id},
+    }
+
+
+def creates(fake: FakeConol) -> int:
+    return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
+
+
+@pytest.fixture(scope="module")
+def failing_server() -> Iterator[FakeConol]:
+    with FakeConol() as server:
+        yield server
+
+
+@pytest.fixture
+def failing(failing_server: FakeConol) -> Iterator[FakeConol]:
+    failing_server.reset()
+    yield failing_server
+    failing_server.reset()
+
+
+def cooldowns(router: litellm.Router) -> dict[str, dict]:
+    active = router.cooldown_cache.get_active_cooldowns(router.get_model_ids(), None)
+    return {model_id: dict(value) for model_id, value in active}
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429])
+async def test_retries_go_to_the_healthy_deployment_and_the_failing_one_cools_down(
+    conol_fake, failing, status
+):
+    failing.configure(create_status=status, create_retry_after="30" if status == 429 else None)
+    router = litellm.Router(
+        model_list=[conol(failing, "conol-pair", "bad"), conol(conol_fake, "conol-pair", "good")],
+        # cooldowns are set by LiteLLM's async failure callback, so the retry right after the 2nd
+        # failure may still pick the failing deployment: 3 retries always reach the healthy one
+        num_retries=3,
+        allowed_fails=1,
+        cooldown_time=30,
+        retry_after=0,
+    )
+    for _ in range(8):
+        response = await router.acompletion(model="conol-pair", messages=PROMPT)
+        assert response.choices[0].message.content == ANSWER
+    # The failing deployment was tried, then cooled down: later requests never reach it.
+    assert creates(failing) >= 1
+    active = cooldowns(router)
+    assert "bad" in active and "good" not in active
+    assert active["bad"]["status_code"] == str(status)
+    if status == 429:
+        assert active["bad"]["cooldown_time"] == 30  # the cooldown honours conol's Retry-After
+    tried = creates(failing)
+    for _ in range(5):
+        stream = await router.acompletion(model="conol-pair", messages=PROMPT, stream=True)
+        assert "".join([c.choices[0].delta.content or "" async for c in stream]) == ANSWER
+    assert creates(failing) == tried
+
+
+async def test_router_waits_retry_after_before_retrying_a_single_deployment(conol_fake):
+    """With nowhere else to go, the Router sleeps for conol's Retry-After, then the retry succeeds."""
+    conol_fake.configure(create_status=429, create_fail_times=1, create_retry_after="1")
+    router = litellm.Router(model_list=[conol(conol_fake, "conol-single", "only")], num_retries=1)
+    started = time.monotonic()
+    response = await router.acompletion(model="conol-single", messages=PROMPT)
+    assert response.choices[0].message.content == ANSWER
+    attempts = [r.time for r in conol_fake.requests if r.method == "POST" and r.path == "/api/sessions"]
+    assert len(attempts) == 2
+    assert attempts[1] - attempts[0] >= 1.0  # Retry-After: 1 was honoured
+    assert time.monotonic() - started < 5
+
+
+async def test_no_retry_and_no_cooldown_on_a_bad_request(conol_fake):
+    router = litellm.Router(model_list=[conol(conol_fake, "conol-x", "x")], num_retries=3)
+    with pytest.raises(litellm.BadRequestError):
+        await router.acompletion(model="conol-x", messages=PROMPT, n=2)
+    assert conol_fake.requests == []
+    assert cooldowns(router) == {}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["nonstream", "stream"])
+async def test_fallbacks_to_a_second_model(conol_fake, failing, stream):
+    failing.configure(create_status=503)
+    router = litellm.Router(
+        model_list=[conol(failing, "conol-primary", "primary"), conol(conol_fake, "conol-backup", "backup")],
+        fallbacks=[{"conol-primary": ["conol-backup"]}],
+        num_retries=0,
+    )
+    response = await router.acompletion(model="conol-primary", messages=PROMPT, stream=stream)
+    if stream:
+        text = "".join([c.choices[0].delta.content or "" async for c in response])
+    else:
+        text = response.choices[0].message.content
+    assert text == ANSWER
+    assert creates(failing) == 1
+    assert creates(conol_fake) == 1
+
+
+async def test_auth_failure_cools_its_deployment_down_and_requests_fail_over(conol_fake, failing):
+    failing.configure(revoke_token=True)  # every call to it answers 401
+    router = litellm.Router(
+        model_list=[conol(failing, "conol-pair", "bad"), conol(conol_fake, "conol-pair", "good")],
+        num_retries=2,
+        retry_after=0,
+    )
+    for _ in range(4):
+        response = await router.acompletion(model="conol-pair", messages=PROMPT)
+        assert response.choices[0].message.content == ANSWER
+    assert "bad" in cooldowns(router)  # a dead token cools its deployment down at once
+
+
+# --- the same through the proxy config ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def router_proxy(tmp_path_factory):
+    with FakeConol() as healthy, FakeConol() as broken:
+
+        def entry(fake: FakeConol, name: str, **params) -> dict:
+            return {
+                "model_name": name,
+                "litellm_params": {
+                    "model": "conol/claude-haiku-4-5",
+                    "api_base": fake.base_url,
+                    "api_key": fake.token,
+                    **params,
+                },
+            }
+
+        model_list = [
+            entry(broken, "conol-pair"),
+            entry(healthy, "conol-pair"),
+            # alone in its group: no retries on it (they would only back off), straight to the fallback
+            entry(broken, "conol-primary", num_retries=0),
+            entry(healthy, "conol-backup"),
+        ]
+        router_settings = {
+            "num_retries": 3,
+            "allowed_fails": 1,
+            "cooldown_time": 60,
+            "retry_after": 0,
+            "fallbacks": [{"conol-primary": ["conol-backup"]}],
+        }
+        config = proxy_config(model_list, router_settings=router_settings)
+        with running_proxy(tmp_path_factory.mktemp("router-proxy"), config) as proxy:
+            yield healthy, broken, proxy
+
+
+@pytest.fixture
+def through_proxy(router_proxy):
+    healthy, broken, proxy = router_proxy
+    healthy.reset()
+    broken.reset()
+    broken.configure(create_status=500)
+    return healthy, broken, proxy
+
+
+def test_proxy_retries_on_the_healthy_deployment_and_cools_the_failing_one(through_proxy):
+    _, broken, proxy = through_proxy
+    for i in range(8):
+        send = stream_chat if i % 2 else post_chat
+        outcome = send(proxy.base_url, chat_body("conol-pair", "[[fake:done]]"))
+        assert outcome.status == 200, outcome.text[:400]
+        content = outcome.content if i % 2 else outcome.body["choices"][0]["message"]["content"]
+        assert content == ANSWER
+    assert creates(broken) >= 1
+    tried = creates(broken)
+    for _ in range(4):
+        outcome = post_chat(proxy.base_url, chat_body("conol-pair", "[[fake:done]]"))
+        assert outcome.status == 200
+    assert creates(broken) == tried  # cooled down: no more traffic to it
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["nonstream", "stream"])
+def test_proxy_fallback_to_a_second_model(through_proxy, stream):
+    healthy, broken, proxy = through_proxy
+    outcome = (stream_chat if stream else post_chat)(
+        proxy.base_url, chat_body("conol-primary", "[[fake:done]]")
+    )
+    assert outcome.status == 200, outcome.text[:400]
+    content = outcome.content if stream else outcome.body["choices"][0]["message"]["content"]
+    assert content == ANSWER
+    assert creates(broken) == 1  # the primary was tried once (num_retries 0 on it), then the fallback
+    assert creates(healthy) == 1

@@ -1,0 +1,329 @@
+"""The session token never leaks: not into logs (LiteLLM's debug logging on), exception messages,
+``repr``/``str`` of our objects, the proxy's responses or its spend-log rows.
+
+The fake runs with a distinctive token and some scenarios that quote it back (a broken upstream
+echoing the cookie), so a leak anywhere downstream would show up in a plain substring search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import litellm
+import pytest
+from fault_support import (
+    AUTH,
+    chat_body,
+    closed_port,
+    deployment,
+    post_chat,
+    proxy_config,
+    running_proxy,
+    stream_chat,
+)
+
+import litellm_conol
+from litellm_conol import _errors
+from litellm_conol._assembler import Assembler
+from litellm_conol._driver import SessionRun
+from litellm_conol._options import build_request
+from litellm_conol._transport import Endpoint, EventStream, Transport
+from litellm_conol.fake import Error, FakeConol, Scenario, Sleep, snapshots
+
+litellm.suppress_debug_info = True
+litellm_conol.register()
+
+pytestmark = pytest.mark.timeout(120)
+
+SECRET = f"conol-secret-{uuid.uuid4().hex}"
+MODEL = "conol/claude-haiku-4-5"
+
+# A broken upstream that quotes the request's cookie back, in every place it could.
+ECHOES = [
+    Scenario(
+        "echo_500",
+        [],
+        create_status=500,
+        create_body={"error": f"cannot parse cookie __Secure-better-auth.session_token={SECRET}"},
+    ),
+    Scenario("echo_502_html", [], create_status=502, create_body=f"<html><title>bad {SECRET}</title></html>"),
+    Scenario("echo_400", [], create_status=400, create_body={"message": f"bad token {SECRET}"}),
+    Scenario("echo_created", [], id_key=None, create_body={"echo": SECRET}),
+    Scenario(
+        "echo_error_event",
+        [*snapshots("Partial answer", 3, 0.01), Sleep(0.02), Error(f"agent crashed on cookie {SECRET}")],
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def secret_server() -> Iterator[FakeConol]:
+    with FakeConol(token=SECRET) as server:
+        yield server
+
+
+@pytest.fixture
+def fake(secret_server: FakeConol) -> Iterator[FakeConol]:
+    secret_server.reset()
+    for scenario in ECHOES:
+        secret_server.add_scenario(scenario)
+    yield secret_server
+    secret_server.reset()
+
+
+def leaks(text: str) -> bool:
+    return SECRET in text
+
+
+def exception_texts(exc: BaseException) -> list[str]:
+    """Everything an exception shows, down its whole chain of causes and contexts."""
+    texts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        texts += [str(current), repr(current), str(getattr(current, "message", ""))]
+        texts.append(str(getattr(current, "litellm_response_headers", "")))
+        texts.append(str(getattr(current, "headers", "")))
+        original = getattr(current, "original_exception", None)
+        if isinstance(original, BaseException) and id(original) not in seen:
+            texts += exception_texts(original)
+        current = current.__cause__ or current.__context__
+    return texts
+
+
+# --- objects of ours --------------------------------------------------------------------------------
+
+
+async def test_repr_and_str_of_our_objects_never_show_the_token(fake):
+    request = build_request(
+        model=MODEL,
+        messages=[{"role": "user", "content": "Hi"}],
+        api_key=SECRET,
+        api_base=fake.base_url,
+        optional_params={"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+        timeout=30,
+    )
+    endpoint = request.endpoint
+    assert endpoint.token == SECRET  # it is there, only never shown
+    async with httpx.AsyncClient() as client:
+        transport = Transport(endpoint, client)
+        run = SessionRun(transport=transport, body=request.body, assembler=Assembler())
+        stream = EventStream(aiter_nothing(), None)
+        objects: list[Any] = [
+            endpoint,
+            Endpoint(fake.base_url, SECRET),
+            transport,
+            request,
+            request.body,
+            run,
+            run.assembler,
+            stream,
+            litellm_conol.conol_llm,
+        ]
+        objects += [
+            cls("message")
+            for cls in vars(_errors).values()
+            if isinstance(cls, type) and issubclass(cls, _errors.ConolError)
+        ]
+        for obj in objects:
+            assert not leaks(repr(obj)), type(obj).__name__
+            assert not leaks(str(obj)), type(obj).__name__
+
+
+async def aiter_nothing():
+    return
+    yield
+
+
+# --- exceptions and logs through the SDK, with LiteLLM's debug logging on ----------------------------
+
+
+@pytest.fixture
+def all_logs() -> Iterator[io.StringIO]:
+    """Every log record at any level (LiteLLM's verbose/debug loggers, httpx, httpcore, ours)."""
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setLevel(logging.DEBUG)
+    handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+    names = [
+        "",
+        "LiteLLM",
+        "LiteLLM Router",
+        "LiteLLM Proxy",
+        "httpx",
+        "httpcore",
+        "litellm_conol",
+        "asyncio",
+    ]
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [(lg, lg.level, lg.disabled) for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+        lg.disabled = False
+    verbose, suppress = litellm.set_verbose, litellm.suppress_debug_info
+    litellm._turn_on_debug()
+    litellm.set_verbose = True
+    litellm.suppress_debug_info = False
+    try:
+        yield buffer
+    finally:
+        litellm.set_verbose, litellm.suppress_debug_info = verbose, suppress
+        for lg, level, disabled in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.disabled = disabled
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+FAILING_PROMPTS = [
+    ("[[fake:echo_500]]", {}),
+    ("[[fake:echo_502_html]]", {}),
+    ("[[fake:echo_400]]", {}),
+    ("[[fake:echo_created]]", {}),
+    ("[[fake:echo_error_event]]", {}),
+    ("[[fake:http_429]]", {}),
+    ("[[fake:stall_before_first seconds=3]]", {"first_event_timeout": 0.5}),
+    ("[[fake:never_terminal]]", {"timeout": 1.0}),
+]
+
+
+async def test_no_token_in_exceptions_or_any_log_line(fake, all_logs, capfd):
+    kwargs = {"model": MODEL, "api_base": fake.base_url, "api_key": SECRET}
+    errors: list[BaseException] = []
+
+    async def call(text: str, stream: bool, **extra: Any) -> None:
+        messages = [{"role": "user", "content": text}]
+        try:
+            if stream:
+                async for _ in await litellm.acompletion(messages=messages, stream=True, **kwargs, **extra):
+                    pass
+            else:
+                response = await litellm.acompletion(messages=messages, **kwargs, **extra)
+                assert not leaks(str(response)) and not leaks(repr(response))
+                assert not leaks(json.dumps(response._hidden_params, default=str))
+        except Exception as exc:
+            errors.append(exc)
+
+    await call("Hi [[fake:hello]]", False)
+    await call("Hi [[fake:hello]]", True)
+    for text, extra in FAILING_PROMPTS:
+        await call(text, False, **extra)
+        await call(text, True, **extra)
+    # connection refused, and a token the fake rejects (401 on create, then on a status poll)
+    await call("Hi", False, api_base=f"http://127.0.0.1:{closed_port()}")
+    fake.configure(revoke_token=True)
+    await call("Hi", False)
+    fake.configure(revoke_token=False)
+    task = asyncio.ensure_future(call("[[fake:silence]]", False))
+    assert await fake.await_until(lambda: bool(fake.sessions) and bool(fake.last_session.events), 5)
+    fake.configure(revoke_token=True)
+    await task
+    fake.configure(revoke_token=False)
+    # the Router's logs and errors too (a failing deployment, then the fallback)
+    router = litellm.Router(
+        model_list=[
+            {"model_name": "a", "litellm_params": {**kwargs, "model": MODEL}},
+            {"model_name": "b", "litellm_params": {**kwargs, "model": MODEL}},
+        ],
+        fallbacks=[{"a": ["b"]}],
+        num_retries=1,
+    )
+    with pytest.raises(litellm.InternalServerError) as info:
+        await router.acompletion(model="a", messages=[{"role": "user", "content": "[[fake:echo_500]]"}])
+    errors.append(info.value)
+    await litellm.acompletion(messages=[{"role": "user", "content": "[[fake:done]]"}], **kwargs)
+    litellm.completion(messages=[{"role": "user", "content": "[[fake:done]]"}], **kwargs)  # the sync path
+
+    assert len(errors) >= 2 * len(FAILING_PROMPTS) + 3
+    for exc in errors:
+        for shown in exception_texts(exc):
+            assert not leaks(shown), f"{type(exc).__name__} shows the token: {shown[:300]}"
+    # the upstream error text was still passed on, masked
+    assert any("session_token=***" in str(exc) for exc in errors)
+    logs = all_logs.getvalue()
+    captured = capfd.readouterr()
+    assert len(logs) > 10_000 and "LiteLLM" in logs  # debug logging really was on
+    assert not leaks(logs), _around(logs)
+    assert not leaks(captured.out + captured.err), _around(captured.out + captured.err)
+
+
+def _around(text: str) -> str:
+    at = text.find(SECRET)
+    return text[max(0, at - 300) : at + 100]
+
+
+# --- the proxy: error responses, its own logs (detailed debug), spend-log rows ------------------------
+
+
+@pytest.fixture(scope="module")
+def secret_proxy(secret_server, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("secret-proxy")
+    spend_rows = directory / "spend_rows.jsonl"
+    model_list = [
+        deployment("conol-env"),  # the token from CONOL_SESSION_TOKEN, as in the shipped config
+        deployment("conol-key", api_key=SECRET, api_base=secret_server.base_url),  # the token in the config
+        deployment("conol/*", model="conol/*"),
+    ]
+    config = proxy_config(model_list, callbacks=["fault_support.spend_rows"])
+    env = {
+        "CONOL_API_BASE": secret_server.base_url,
+        "CONOL_SESSION_TOKEN": SECRET,
+        "SPEND_ROWS_FILE": str(spend_rows),
+    }
+    with running_proxy(directory, config, env, args=["--detailed_debug"]) as proxy:
+        yield proxy, spend_rows
+
+
+def test_no_token_in_proxy_responses_logs_or_spend_logs(fake, secret_proxy):
+    proxy, spend_rows = secret_proxy
+    shown: list[str] = []
+    llm_calls = 0
+    requests = [
+        ("conol-env", "Hi [[fake:hello]]", {}, post_chat),
+        ("conol-env", "[[fake:echo_500]]", {}, stream_chat),
+        ("conol-env", "[[fake:echo_created]]", {}, post_chat),
+        ("conol-env", "[[fake:echo_error_event]]", {}, stream_chat),
+        ("conol-key", "Hi [[fake:done]]", {}, stream_chat),
+        ("conol-key", "[[fake:echo_500]]", {}, post_chat),
+        ("conol-key", "[[fake:echo_502_html]]", {}, post_chat),
+        ("conol-key", "[[fake:echo_400]]", {}, stream_chat),
+        ("conol-key", "[[fake:echo_error_event]]", {}, post_chat),
+        ("conol-key", "Hi", {"n": 2}, post_chat),
+    ]
+    for model, text, extra, send in requests:
+        outcome = send(proxy.base_url, chat_body(model, text, **extra))
+        shown += [outcome.text, json.dumps(outcome.headers)]
+        llm_calls += 1
+    outcome = post_chat(proxy.base_url, chat_body("conol/gpt-9000", "Hi"))  # unknown model: 404
+    assert outcome.status == 404
+    shown.append(outcome.text)
+    fake.configure(revoke_token=True)
+    outcome = post_chat(proxy.base_url, chat_body("conol-key", "Hi"))
+    assert outcome.status == 401
+    shown += [outcome.text, json.dumps(outcome.headers)]
+    fake.configure(revoke_token=False)
+    for path in ("/v1/models", "/v1/model/info", "/health/readiness"):
+        response = httpx.get(proxy.base_url + path, headers=AUTH, timeout=30)
+        shown.append(response.text)
+
+    for text in shown:
+        assert not leaks(text), _around(text)
+    assert any("session_token=***" in text for text in shown)  # the echo was passed on, masked
+    log = proxy.log()
+    assert "DEBUG" in log and len(log) > 10_000  # detailed debug logging really was on
+    assert not leaks(log), _around(log)
+    rows = spend_rows.read_text().splitlines()
+    assert len(rows) >= llm_calls // 2
+    assert any('"spend_log":' in row for row in rows), rows[:1]
+    for row in rows:
+        assert not leaks(row), _around(row)
