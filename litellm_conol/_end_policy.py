@@ -85,6 +85,7 @@ class EndPolicy:
         self.last_poll_at: float | None = None
         self.poll_in_flight = False
         self.polls = 0
+        self._polled_since_close = True
         self.stream_closed = False
         # The last stream ended in an error (refused, reset): what followed it is unknown until a new
         # connection delivers an event, so silence proves nothing and cannot settle the answer.
@@ -108,6 +109,7 @@ class EndPolicy:
         self.poll_in_flight = True
         self.last_poll_at = now
         self.polls += 1
+        self._polled_since_close = True
 
     def on_status(self, now: float, status: str | None) -> None:
         """A poll's answer; ``None`` when the poll failed (not terminal: retried on the next poll)."""
@@ -124,6 +126,7 @@ class EndPolicy:
         """The stream ended: cleanly (the server closed it), or ``failed`` (an error, a refusal)."""
         self.stream_closed = True
         self.stream_failed = failed
+        self._polled_since_close = False  # ask at once: the close may be the end
         if self.is_terminal and not failed:
             self._definitive = "stream closed, status terminal"
 
@@ -168,6 +171,8 @@ class EndPolicy:
         if self.poll_in_flight:
             # woken by the poll's answer
             return WaitUntil(min(now + self.timing.slow_poll_interval, budget))
+        if self.stream_closed and not self._polled_since_close:
+            return Poll()
         due = self._next_poll_due(committed or self.stream_closed)
         return Poll() if now >= due else WaitUntil(min(due, budget))
 

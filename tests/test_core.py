@@ -407,3 +407,40 @@ def test_session_body_omits_tools_when_none():
         "agentModel": "m",
         "agentEffort": "low",
     }
+
+
+# --- end policy ---------------------------------------------------------------------------------
+
+
+def test_a_closed_stream_is_checked_at_once_not_at_the_next_poll_slot():
+    from litellm_conol._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
+
+    policy = EndPolicy(Timing(), now=0.0)
+    policy.on_activity(0.0)
+    policy.on_event(0.0)
+    assert policy.next_step(0.2) == Poll()
+    policy.on_poll_started(0.2)
+    policy.on_status(0.21, "running")
+    assert isinstance(policy.next_step(0.3), WaitUntil)
+    policy.on_stream_closed()
+    assert policy.next_step(0.3) == Poll()  # not at 0.4
+    policy.on_poll_started(0.3)
+    policy.on_status(0.31, "completed")
+    assert policy.next_step(0.31) == Finish("stream closed, status terminal")
+
+
+def test_terminal_status_alone_settles_from_the_later_of_status_and_last_event():
+    from litellm_conol._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
+
+    policy = EndPolicy(Timing(settle_window=1.0), now=0.0)
+    policy.on_activity(0.0)
+    policy.on_event(0.0)
+    assert policy.next_step(0.2) == Poll()
+    policy.on_poll_started(0.2)
+    policy.on_status(0.2, "completed")
+    assert policy.next_step(0.5) == WaitUntil(1.2)
+    policy.on_activity(0.9)
+    policy.on_event(0.9)  # the final snapshot after the terminal status restarts the window
+    assert policy.next_step(1.5) == WaitUntil(1.9)
+    assert policy.next_step(1.9) == Finish("status terminal, settled")
+    assert policy.polls == 1  # never polled again once terminal
