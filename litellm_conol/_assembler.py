@@ -75,12 +75,12 @@ class _Channel:
 
     def __init__(self) -> None:
         self._texts: list[str] = []
-        self._keys: dict[tuple[str, int], int] = {}
+        self._keys: dict[tuple[str, str, int], int] = {}
         self._committed: set[int] = set()
         self.emitted = ""
         self.rewritten = False
 
-    def set_snapshot(self, key: tuple[str, int], text: str) -> None:
+    def set_snapshot(self, key: tuple[str, str, int], text: str) -> None:
         index = self._keys.get(key)
         if index is None:
             self._keys[key] = len(self._texts)
@@ -243,14 +243,16 @@ class Assembler:
         return head + pieces
 
     def _read_previews(self, stage_key: str, stage: Stage) -> None:
-        ordinals = {"answer": 0, "reasoning": 0}
+        # An entry is identified by its stage, its type and its rank among entries of that type:
+        # a list with only the changed entries (one per type) and a full list both map correctly.
+        ranks: dict[str | None, int] = {}
         for entry in stage.preview:
             if entry.role not in (None, "assistant"):
                 continue
-            channel_name = "reasoning" if entry.type in REASONING_TYPES else "answer"
-            channel = self.reasoning if channel_name == "reasoning" else self.answer
-            channel.set_snapshot((stage_key, ordinals[channel_name]), _parts_text(entry.content))
-            ordinals[channel_name] += 1
+            rank = ranks.get(entry.type, 0)
+            ranks[entry.type] = rank + 1
+            channel = self.reasoning if entry.type in REASONING_TYPES else self.answer
+            channel.set_snapshot((stage_key, entry.type or "", rank), _parts_text(entry.content))
 
     def _read_log(self, log: LogEntry) -> list[Piece]:
         if log.role == "user":
@@ -267,7 +269,9 @@ class Assembler:
 
     def _drop(self, use: ToolUse) -> None:
         if all(_drop_key(use) != (d.name, _canonical(d.input)) for d in self.dropped_calls):
-            self.dropped_calls.append(BuiltinToolUse(use.name or "", use.input, None))
+            self.dropped_calls.append(
+                BuiltinToolUse(use.name or "", use.input if use.input is not None else {}, None)
+            )
 
     def _read_tool_use(self, use: ToolUse) -> Piece | None:
         if not use.name:
@@ -275,7 +279,8 @@ class Assembler:
         if use.name in self.dropped_tools:
             self._drop(use)
             return None
-        key = (use.name, _canonical(use.input))
+        arguments = use.input if use.input is not None else {}  # null and {} are the same call
+        key = (use.name, _canonical(arguments))
         result = _result_text(use.result)
         record = self._tools.get(key)
         if record is not None:
@@ -302,7 +307,7 @@ class Assembler:
 
 
 def _drop_key(use: ToolUse) -> tuple[str, str]:
-    return (use.name or "", _canonical(use.input))
+    return (use.name or "", _canonical(use.input if use.input is not None else {}))
 
 
 def _result_text(result: list[ContentPart] | str | None) -> str | None:

@@ -200,13 +200,19 @@ def _spend_rows_logger() -> Any:
         """Writes, per request, the row LiteLLM's spend logs would store (``get_logging_payload``, the
         builder of ``LiteLLM_SpendLogs`` rows) and the StandardLoggingPayload, as JSON lines."""
 
-        async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any):
+        async def async_log_success_event(
+            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ):
             self._write("success", kwargs, response_obj, start_time, end_time)
 
-        async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any):
+        async def async_log_failure_event(
+            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ):
             self._write("failure", kwargs, response_obj, start_time, end_time)
 
-        def _write(self, outcome: str, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        def _write(
+            self, outcome: str, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ) -> None:
             row: dict[str, Any] = {"outcome": outcome}
             try:
                 from litellm.proxy.spend_tracking.spend_tracking_utils import get_logging_payload

@@ -334,6 +334,68 @@ async def test_error_event_after_content_is_an_error_not_a_short_answer(fake):
     assert isinstance(info.value.original_exception, litellm.InternalServerError)
 
 
+@pytest.mark.timeout(30)
+async def test_dns_failure_is_service_unavailable_quickly(fake):
+    started = time.monotonic()
+    with pytest.raises(litellm.ServiceUnavailableError, match="could not reach conol"):
+        await litellm.acompletion(
+            model=MODEL,
+            messages=[{"role": "user", "content": "Hi"}],
+            api_base="http://conol-does-not-exist.invalid",
+            api_key=fake.token,
+        )
+    assert time.monotonic() - started < 20
+
+
+@pytest.fixture
+def resetting_server():
+    """A server that accepts each connection and resets it at once (RST, no HTTP answer)."""
+    import socket
+    import struct
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            conn.recv(1024)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join(2)
+    listener.close()
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("stream", [False, True], ids=["nonstream", "stream"])
+async def test_connection_reset_is_service_unavailable(resetting_server, stream):
+    started = time.monotonic()
+    with pytest.raises(Exception) as info:
+        response = await litellm.acompletion(
+            model=MODEL,
+            messages=[{"role": "user", "content": "Hi"}],
+            api_base=resetting_server,
+            api_key="t",
+            stream=stream,
+        )
+        async for _ in response:
+            pass
+    assert _matches(info.value, litellm.ServiceUnavailableError), repr(info.value)
+    assert time.monotonic() - started < 5
+
+
 # --- cancellation -----------------------------------------------------------------------------------
 
 

@@ -272,11 +272,6 @@ def test_cumulative_snapshots_reassemble_exactly(pieces, cumulative):
         assert "".join(streamed) == assembler.answer.emitted
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug in _assembler.py: a call with input null and the same call with input {} are "
-    "deduplicated under different keys but both become arguments '{}', so the client gets it twice",
-)
 def test_null_and_empty_input_are_one_tool_call():
     assembler = Assembler(client_tools=CLIENT_TOOLS)
     uses = [
