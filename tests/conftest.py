@@ -8,14 +8,14 @@ os.environ.pop("CONOL_API_BASE", None)
 
 # --- end to end: one real LiteLLM proxy (shipped proxy_config.yaml) for the whole run -------------
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import openai  # noqa: E402
-import pytest  # noqa: E402
-import yaml  # noqa: E402
-from proxyproc import MASTER_KEY, ROOT, ProxyProcess  # noqa: E402
+import openai
+import pytest
+import yaml
+from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
-from litellm_conol.fake import FakeConol  # noqa: E402
+from litellm_conol.fake import FakeConol
 
 
 @pytest.fixture(scope="session")

@@ -45,7 +45,7 @@ def _assistant_turn(calls) -> dict:
 
 
 def test_tool_loop_non_streamed(e2e):
-    fake, client = e2e
+    _, client = e2e
     messages = [{"role": "user", "content": "Weather in Paris? [[fake:tool_loop]]"}]
     first = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=messages, tools=[WEATHER])
     assert first.choices[0].finish_reason == "tool_calls"
