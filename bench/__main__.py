@@ -34,12 +34,13 @@ SIZES: dict[str, dict[str, Any]] = {
     "full": {
         "sdk": {
             "warmup": 5,
-            "seq": 30,
+            "seq": 25,
             "ends": 12,
             "ends_concurrency": 12,
             "memory": 150,
-            "hold": 5.0,
-            "fd_requests": 300,
+            "hold": 7.0,
+            "memory_trace": 50,
+            "fd_requests": 200,
             "fd_concurrency": 50,
             "fd_handler_requests": 10_000,
             "fd_handler_concurrency": 10,
@@ -49,10 +50,10 @@ SIZES: dict[str, dict[str, Any]] = {
         },
         "proxy": {
             "warmup": 5,
-            "warmup_c": 30,
-            "levels": [(1, 20), (50, 100), (200, 200)],
+            "warmup_c": 20,
+            "levels": [(1, 15), (50, 100), (200, 200)],
             "memory": 150,
-            "hold": 8.0,
+            "hold": 6.0,
         },
         "variant": {
             "conolaio": {
@@ -60,7 +61,7 @@ SIZES: dict[str, dict[str, Any]] = {
                 "warmup_c": 30,
                 "levels": [(1, 10), (200, 200)],
                 "memory": 150,
-                "hold": 8.0,
+                "hold": 7.0,
             },
             "conolx2": {"warmup": 3, "warmup_c": 30, "levels": [(200, 200)], "memory": 0, "hold": 0},
         },

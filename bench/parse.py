@@ -92,7 +92,6 @@ def _event(line: str) -> Any:
 
 E2E_MODES = {
     "handler": "conol",  # the project's handler, as LiteLLM calls it (no LiteLLM wrapper)
-    "handler, bytes SSE (prototype)": "conolbytes",
     "handler, aiohttp pool (prototype)": "conolaio",
     "handler, aiohttp pool + bytes SSE (prototype)": "conolfast",
     "handler, aiohttp stream read directly + bytes SSE (prototype)": "conolnative",

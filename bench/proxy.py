@@ -139,7 +139,9 @@ class Load:
         self.open_target = 0
 
     async def __aenter__(self) -> Load:
-        connector = aiohttp.TCPConnector(limit=0, force_close=False)
+        # a new connection per request: reusing idle keep-alive connections races with uvicorn closing
+        # them (5 s keep-alive), which shows up as resets that are the load generator's, not the proxy's
+        connector = aiohttp.TCPConnector(limit=0, force_close=True)
         self.session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=600))
         return self
 

@@ -292,15 +292,23 @@ class Report:
 
     def memory_section(self) -> str:
         rows = []
+        entries: list[tuple[str, str, dict[str, Any]]] = []
         for mode, data in (("SDK", self.sdk), ("proxy", self.proxy)):
             for p in PROVIDERS:
                 mem = (data.get(p) or {}).get("memory")
-                if not mem:
-                    continue
+                if mem:
+                    entries.append((mode, _label(p), mem))
+                if mode == "SDK" and p == "conol":
+                    for handler in ("conol", "conolaio"):
+                        hm = (data.get(p) or {}).get(f"memory_handler_{handler}")
+                        if hm:
+                            entries.append(("handler only", _label(handler), hm))
+        for mode, label, mem in entries:
+            if mem:
                 rows.append(
                     [
                         mode,
-                        _label(p),
+                        label,
                         str(mem["k"]),
                         "yes" if mem["all_open"] else f"no ({mem['opened']})",
                         f(mem["rss_base_kb"] / 1024),
@@ -311,20 +319,41 @@ class Report:
                         _polls(mem),
                     ]
                 )
-        return table(
-            [
-                "mode",
-                "provider",
-                "open streams",
-                "all open at once",
-                "RSS before (MB)",
-                "RSS open (MB)",
-                "RSS growth per open stream (KB)",
-                "sockets before → open",
-                "errors / truncated",
-                "status polls per stream (median)",
-            ],
-            rows,
+        return (
+            table(
+                [
+                    "mode",
+                    "provider",
+                    "open streams",
+                    "all open at once",
+                    "RSS before (MB)",
+                    "RSS open (MB)",
+                    "RSS growth per open stream (KB)",
+                    "sockets before → open",
+                    "errors / truncated",
+                    "status polls per stream (median)",
+                ],
+                rows,
+            )
+            + self._trace_table()
+        )
+
+    def _trace_table(self) -> str:
+        traces = {p: (self.sdk.get(p) or {}).get("memory_trace") for p in ("conol", "openai")}
+        traces = {p: t for p, t in traces.items() if t and t.get("by_package_kb")}
+        if not traces:
+            return ""
+        owners = sorted(
+            {o for t in traces.values() for o in t["by_package_kb"]},
+            key=lambda o: -max(t["by_package_kb"].get(o, 0.0) for t in traces.values()),
+        )
+        rows = [[o, *(f(t["by_package_kb"].get(o, 0.0)) for t in traces.values())] for o in owners]
+        rows.append(["total", *(f(sum(t["by_package_kb"].values())) for t in traces.values())])
+        ks = ", ".join(f"{_label(p)}: {t['opened']} of {t['k']} open" for p, t in traces.items())
+        return (
+            "\n\nWhere the per-stream memory goes (SDK worker, tracemalloc: Python allocations live "
+            "while the streams are open, KB per stream, by the innermost frame of a known package; "
+            f"{ks}):\n\n" + table(["owner", *(_label(p) for p in traces)], rows)
         )
 
     def descriptor_section(self) -> str:
@@ -627,6 +656,15 @@ class Report:
                         f"{mem['k'] - mem['ok'] - mem['errors']} truncated); "
                         f"growth {f(mem['per_stream_kb'])} KB/stream" + _openai_mem(data),
                     )
+        for handler in ("conol", "conolaio"):
+            hm = (conol or {}).get(f"memory_handler_{handler}")
+            if hm:
+                add(
+                    f"≤ 50 KB RSS per open stream (handler only, no LiteLLM wrapper: {_label(handler)})",
+                    hm["all_open"] and hm["per_stream_kb"] <= 50,
+                    f"{f(hm['per_stream_kb'])} KB with {hm['opened']} of {hm['k']} streams open at once, "
+                    f"status polls per stream {_polls(hm)}",
+                )
         for key in ("descriptors_handler", "descriptors"):
             d = (conol or {}).get(key)
             if not d:
@@ -637,20 +675,24 @@ class Report:
                 f"fds {d['before']['fds']} → {d['after']['fds']}, pool {d['before'].get('pool')} → "
                 f"{d['after'].get('pool')}"
             )
-            if len(series) >= 2:  # a bounded keep-alive pool fills once; a leak grows batch after batch
-                late = series[-1]["fds"] - series[0]["fds"]
-                add(
-                    f"no descriptor growth over {d['n']:,} requests ({where}; after the first 1,000)",
-                    late <= 2,
-                    f"{detail}; {series[0]['fds']} fds after 1,000 → {series[-1]['fds']} after "
-                    f"{d['n']:,} ({late:+d})",
+
+            def unpooled(x: dict[str, Any]) -> int:
+                return int(x["fds"]) - int(x.get("pool") or 0)
+
+            # Idle keep-alive connections are bounded by the pool; a leak is a descriptor the pool
+            # does not account for, and it grows batch after batch.
+            leak = unpooled(d["after"]) - unpooled(d["before"])
+            trend = ""
+            if len(series) >= 2:
+                trend = (
+                    f"; after each batch: {series[0]['fds']} … {series[-1]['fds']} fds "
+                    f"({series[-1]['fds'] - series[0]['fds']:+d} after the first batch)"
                 )
-            else:
-                add(
-                    f"no descriptor growth after {d['n']:,} requests ({where})",
-                    d["after"]["fds"] - d["before"]["fds"] <= 2,
-                    detail,
-                )
+            add(
+                f"no descriptor growth over {d['n']:,} requests ({where}; descriptors not held by the pool)",
+                leak <= 2,
+                f"{detail}; unpooled {unpooled(d['before'])} → {unpooled(d['after'])}{trend}",
+            )
         pr = self.proxy.get("conol")
         if pr and "fds_before" in pr:
             grow = pr["fds_after"]["fds"] - pr["fds_before"]["fds"]

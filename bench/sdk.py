@@ -7,11 +7,13 @@ as its last line. One process per provider, so each one's CPU, RSS and descripto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
 import sys
 import time
+import tracemalloc
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -93,10 +95,19 @@ class Sdk:
             "records": records(self.control),
         }
 
-    async def memory(self, work: Workload, k: int) -> dict[str, Any]:
-        """RSS growth while ``k`` streams are open at once (all have received their first piece)."""
+    async def memory(self, work: Workload, k: int, handler: str = "", trace: bool = False) -> dict[str, Any]:
+        """RSS growth while ``k`` streams are open at once (all have received their first piece).
+
+        ``handler``: call that conol handler's ``astreaming`` directly (no LiteLLM wrapper), to
+        separate our own per-stream memory from LiteLLM's. ``trace``: also attribute the Python
+        allocations live while the streams are open to packages (tracemalloc; slows the run, so its
+        RSS numbers are not the headline ones).
+        """
         gc.collect()
         await asyncio.sleep(0.5)
+        if trace:
+            tracemalloc.start(8)
+            snap0 = tracemalloc.take_snapshot()
         base = procs.rss_kb(os.getpid())
         fds0 = procs.fd_counts(os.getpid())
         opened = 0
@@ -105,12 +116,20 @@ class Sdk:
         async def one(tag: str) -> Sample:
             nonlocal opened
             sample = Sample(tag, time.time())
-            stream = await litellm.acompletion(
-                model=self.model,
-                messages=[{"role": "user", "content": work.prompt(tag)}],
-                stream=True,
-                **self.kw,
-            )
+            messages = [{"role": "user", "content": work.prompt(tag)}]
+            if handler:
+                stream: Any = variants.handler_for(handler).astreaming(
+                    "claude-haiku-4-5",
+                    messages,
+                    self.kw["api_base"],
+                    api_key=self.kw["api_key"],
+                    optional_params={},
+                    timeout=600.0,
+                )
+            else:
+                stream = await litellm.acompletion(
+                    model=self.model, messages=messages, stream=True, **self.kw
+                )
             parts: list[str] = []
             async for chunk in stream:
                 content = chunk.choices[0].delta.content if chunk.choices else None
@@ -136,14 +155,25 @@ class Sdk:
         peak = procs.rss_kb(os.getpid())
         fds_open = procs.fd_counts(os.getpid())
         open_at_sample = opened
-        samples = await task
+        by_package: dict[str, float] = {}
+        if trace:
+            snap1 = tracemalloc.take_snapshot()
+            tracemalloc.stop()
+            by_package = attribute(snap1.compare_to(snap0, "traceback"), k)
+            task.cancel()  # the streams have been seen open: drop them (the clients disconnect)
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0.5)
+            samples: list[Sample] = []
+        else:
+            samples = await task
         gc.collect()
         await asyncio.sleep(0.5)
         after = procs.rss_kb(os.getpid())
         return {
             "k": k,
             "hold": work.hold,
-            "opened": opened,
+            "opened": open_at_sample,
             "all_open": open_at_sample == k,
             "all_open_within_hold": all_open_at is not None,
             "rss_base_kb": base,
@@ -155,6 +185,7 @@ class Sdk:
             "errors": sum(1 for s in samples if s.error),
             "ok": sum(1 for s in samples if s.ok),
             "records": records(self.control),
+            "by_package_kb": by_package,
         }
 
     async def one_handler(self, work: Workload, tag: str) -> Sample:
@@ -228,6 +259,39 @@ class Sdk:
         return variants.pool_connections(variant)
 
 
+_OWNERS = (  # (package, path fragment): the first match from the allocating frame outwards owns it
+    ("ours (litellm_conol)", "/litellm_conol/"),
+    ("benchmark client", "/bench/"),
+    ("httpx stack", "/httpx/"),
+    ("httpx stack", "/httpcore/"),
+    ("httpx stack", "/h11/"),
+    ("httpx stack", "/httpx_sse/"),
+    ("httpx stack", "/anyio/"),
+    ("openai SDK", "/openai/"),
+    ("openai SDK", "/httpx2/"),
+    ("openai SDK", "/httpcore2/"),
+    ("aiohttp", "/aiohttp/"),
+    ("litellm", "/litellm/"),
+)
+
+
+def attribute(diffs: list[tracemalloc.StatisticDiff], k: int) -> dict[str, float]:
+    """KB per stream of the allocations that appeared, by the innermost frame with a known owner
+    (pydantic, asyncio and the stdlib are attributed to whoever called them)."""
+    out: dict[str, float] = {}
+    for diff in diffs:
+        if diff.size_diff <= 0:
+            continue
+        owner = "other (stdlib, pydantic, asyncio with no owner above)"
+        for frame in reversed(diff.traceback):  # the allocating frame first (tracebacks are oldest-first)
+            hit = next((name for name, part in _OWNERS if part in frame.filename), None)
+            if hit:
+                owner = hit
+                break
+        out[owner] = out.get(owner, 0.0) + diff.size_diff / 1024 / k
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def _log(what: str, t0: list[float]) -> None:
     now = time.monotonic()
     print(f"sdk: {now - t0[0]:5.1f} s  {what}", file=sys.stderr, flush=True)
@@ -272,6 +336,12 @@ async def amain(spec: dict[str, Any]) -> dict[str, Any]:
     _log("latency and end phases", t0)
     if sizes.get("memory"):
         out["memory"] = await sdk.memory(base.with_(hold=sizes["hold"]), sizes["memory"])
+        if sizes.get("memory_trace"):
+            out["memory_trace"] = await sdk.memory(
+                base.with_(hold=30.0),
+                sizes["memory_trace"],
+                trace=True,  # sampled once all are open
+            )
     _log("memory", t0)
     fast = Workload(chars=200, n=2, delay=0.0, lead=0.0, end="done")
     if sizes.get("fd_handler_requests") and sdk.provider.startswith("conol"):
