@@ -528,14 +528,19 @@ class Report:
             o = phase_numbers(conol["phases"]["seq"])
             add("added TTFT ≤ 5 ms median (SDK)", median(o["ttft"]) <= 5, f"{f(median(o['ttft']), 2)} ms")
         if self.proxy.get("conol") and self.proxy.get("openai"):
-            o = phase_numbers(self.proxy["conol"]["phases"]["c1"])
-            t = phase_numbers(self.proxy["openai"]["phases"]["c1"])
-            r = ratio(median(o["ttft"]), median(t["ttft"]))
-            add(
-                "added TTFT within 1.2× of openai's (proxy, c=1)",
-                r <= 1.2,
-                f"{f(median(o['ttft']), 2)} vs {f(median(t['ttft']), 2)} ms = {fx(r)}",
-            )
+            for provider in ("conol", "conolaio", "conolx2"):
+                phases = (self.proxy.get(provider) or {}).get("phases", {})
+                for key in sorted(phases, key=lambda k: int(k[1:])):
+                    if key not in self.proxy["openai"]["phases"]:
+                        continue
+                    o = phase_numbers(phases[key])
+                    t = phase_numbers(self.proxy["openai"]["phases"][key])
+                    r = ratio(median(o["ttft"]), median(t["ttft"]))
+                    add(
+                        f"added TTFT within 1.2× of openai's (proxy, c={key[1:]}, {_label(provider)})",
+                        r <= 1.2,
+                        f"{f(median(o['ttft']), 1)} vs {f(median(t['ttft']), 1)} ms = {fx(r)}",
+                    )
         if conol:
             o = phase_numbers(conol["phases"]["seq"])
             add(
@@ -564,13 +569,17 @@ class Report:
             trunc = sum(phase_numbers(p)["truncated"] for p in conol["phases"].values())
             add("zero truncated answers in every SDK phase", trunc == 0, f"{trunc} truncated")
         if self.proxy.get("conol") and self.proxy.get("openai"):
-            for key in ("c1", "c50"):
-                if key in self.proxy["conol"]["phases"] and key in self.proxy["openai"]["phases"]:
-                    o = phase_numbers(self.proxy["conol"]["phases"][key])
+            for provider in ("conol", "conolaio", "conolx2"):
+                phases = (self.proxy.get(provider) or {}).get("phases", {})
+                for key in sorted(phases, key=lambda k: int(k[1:])):
+                    if key not in self.proxy["openai"]["phases"]:
+                        continue
+                    o = phase_numbers(phases[key])
                     t = phase_numbers(self.proxy["openai"]["phases"][key])
                     r = ratio(o["cpu_ms"], t["cpu_ms"])
+                    suffix = "" if provider == "conol" else f", {_label(provider)}"
                     add(
-                        f"proxy CPU per streamed request ≤ 1.2× openai's ({key})",
+                        f"proxy CPU per streamed request ≤ 1.2× openai's ({key}{suffix})",
                         r <= 1.2,
                         f"{f(o['cpu_ms'])} vs {f(t['cpu_ms'])} ms = {fx(r)}",
                     )
@@ -758,7 +767,7 @@ class Report:
 
         cells += [
             get("added TTFT ≤ 5"),
-            get("added TTFT within"),
+            get("added TTFT within 1.2× of openai's (proxy, c=1, conol ("),
             get("finish ≤ 0.6"),
             get("finish ≤ settle"),
             get("zero truncated answers, status"),
