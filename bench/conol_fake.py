@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import signal
 from typing import Any
 
 from aiohttp import web
 
 from litellm_conol.fake import FakeConol, SessionRecord
 
+from .procs import until_signalled
 from .workload import BENCH_SCENARIO
 
 _PREVIEW = b'"preview":[{'
@@ -84,13 +83,8 @@ async def serve(host: str, port: int) -> None:
     await site.start()
     control_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     print(f"READY {fake.port} {control_port} {fake.token}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        await until_signalled()
     finally:
         await runner.cleanup()
         await fake.astop()

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import signal
 import time
 import uuid
 from typing import Any
@@ -25,6 +23,7 @@ from aiohttp import web
 
 from litellm_conol.fake import find_marker
 
+from .procs import until_signalled
 from .workload import Workload
 
 
@@ -160,13 +159,8 @@ async def serve(host: str, port: int) -> None:
     await site.start()
     bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     print(f"READY {bound}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        await until_signalled()
     finally:
         await runner.cleanup()
 

@@ -5,6 +5,7 @@ Every child starts in its own session (process group) and is killed as a group, 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
@@ -162,3 +163,13 @@ def group_fd_counts(pgid: int) -> dict[str, int]:
             for key, value in fd_counts(pid).items():
                 total[key] += value
     return total
+
+
+async def until_signalled() -> None:
+    """Wait for SIGINT or SIGTERM: how the fake servers are told to stop."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
