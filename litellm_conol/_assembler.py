@@ -60,6 +60,24 @@ class BuiltinToolUse:
 Piece = TextDelta | ReasoningDelta | ClientToolCall | BuiltinToolUse
 
 
+def coalesce(pieces: list[Piece]) -> list[Piece]:
+    """Adjacent text (and adjacent reasoning) deltas joined into one: the same stream in fewer
+    chunks. Each chunk costs ~0.3 ms in LiteLLM's stream wrapper, and a burst (a replay after a
+    reconnect, events queued while the loop was busy) can be hundreds of deltas."""
+    if len(pieces) < 2:
+        return pieces
+    merged: list[Piece] = [pieces[0]]
+    for piece in pieces[1:]:
+        last = merged[-1]
+        if isinstance(piece, TextDelta) and isinstance(last, TextDelta):
+            merged[-1] = TextDelta(last.text + piece.text)
+        elif isinstance(piece, ReasoningDelta) and isinstance(last, ReasoningDelta):
+            merged[-1] = ReasoningDelta(last.text + piece.text)
+        else:
+            merged.append(piece)
+    return merged
+
+
 # --- one stream of text (the answer, or the reasoning) ------------------------------------------
 
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ._assembler import Assembler, Piece
+from ._assembler import Assembler, Piece, coalesce
 from ._end_policy import EndPolicy, Finish, GiveUp, Poll, Timing
 from ._errors import AgentFailed, ConolError, RequestTimeout, UpstreamError
 from ._transport import Transport
@@ -38,7 +38,7 @@ class RunStats:
 
 @dataclass(frozen=True, slots=True)
 class _Event:
-    data: str
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,7 @@ class _Status:
 _Item = _Event | _StreamClosed | _Status
 _T = TypeVar("_T")
 
+MAX_BATCH = 256  # queued events handled together before the end policy runs again
 CLEANUP_TIMEOUT = 5.0  # seconds to wait for cancelled reader/poll tasks to close their connections
 
 
@@ -117,8 +118,10 @@ class SessionRun:
                 if item is None:
                     continue
                 pieces = self._handle(item, policy, loop.time(), session_id, inbox, tasks)
+                if isinstance(item, _Event):
+                    pieces += self._handle_queued_events(policy, session_id, inbox, tasks)
                 if pieces:
-                    yield pieces
+                    yield coalesce(pieces)
         except ConolError as exc:
             self._mask_secret(exc)  # e.g. an `error` event quoting the request, cookie included
             raise
@@ -129,6 +132,24 @@ class SessionRun:
             for abort in list(self._aborts):
                 abort()
             await _cancel_all(tasks)
+
+    def _handle_queued_events(
+        self, policy: EndPolicy, session_id: str, inbox: asyncio.Queue[_Item], tasks: set[asyncio.Task[None]]
+    ) -> list[Piece]:
+        """Events that queued up meanwhile, handled at once: their pieces go out as one batch.
+
+        Stops at anything but an event (handled, then the end policy decides again), at the end of
+        the answer and at a client tool call, so nothing is handled later than one at a time would.
+        """
+        pieces: list[Piece] = []
+        for _ in range(MAX_BATCH):
+            if self.assembler.done or self.assembler.wants_client_tool or inbox.empty():
+                break
+            item = inbox.get_nowait()
+            pieces += self._handle(item, policy, asyncio.get_running_loop().time(), session_id, inbox, tasks)
+            if not isinstance(item, _Event):
+                break
+        return pieces
 
     def _mask_secret(self, exc: ConolError) -> None:
         """Last line of defence: whatever an error quotes (conol's own text too), never the token."""

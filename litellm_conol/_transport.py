@@ -22,7 +22,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from httpx_sse import aconnect_sse
 from pydantic import ValidationError
 
 from ._errors import (
@@ -35,6 +34,7 @@ from ._errors import (
     UpstreamError,
     UpstreamUnavailable,
 )
+from ._sse import SSEDecoder
 from ._wire import CreateSessionBody, CreateSessionResult, SessionStatus
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
@@ -51,20 +51,86 @@ def _no_cookies() -> httpx.Cookies:
     )
 
 
+def _pool() -> httpx.AsyncBaseTransport:
+    """The connection pool under the shared client: LiteLLM's own choice for its providers.
+
+    By default that is LiteLLM's aiohttp transport (what ``openai/…`` runs on; it keeps no cookies
+    either). httpcore's pool does O(n²) bookkeeping per request in open connections
+    (encode/httpcore#1035), and a conol request holds two (events + create/poll), so at 200
+    concurrent streams it doubled latency and CPU (bench/RESULTS.md). With LiteLLM's aiohttp
+    transport turned off (``litellm.disable_aiohttp_transport``) we use httpx's own pool.
+    """
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+    transport: httpx.AsyncBaseTransport | None = AsyncHTTPHandler.create_async_transport()
+    if transport is not None and not isinstance(transport, httpx.AsyncHTTPTransport):
+        return transport  # LiteLLM's aiohttp transport
+    return httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200))
+
+
 def shared_client() -> httpx.AsyncClient:
-    """The pooled client of the running event loop (created on first use)."""
+    """The pooled client of the running event loop (created on first use, closed with the loop)."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
         client = httpx.AsyncClient(
+            transport=_pool(),
             cookies=_no_cookies(),
             # The event stream is read without a read timeout: the driver enforces its own budgets.
             timeout=httpx.Timeout(connect=10.0, read=None, write=10.0, pool=10.0),
-            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=200),
             trust_env=False,
         )
         _clients[loop] = client
+        _close_with_loop(client)
     return client
+
+
+def _close_with_loop(client: httpx.AsyncClient) -> None:
+    """Close ``client`` when its loop shuts down (``asyncio.run`` and the proxy's lifespan end).
+
+    asyncio has no shutdown hook for arbitrary objects, but it does close every async generator
+    still suspended (``loop.shutdown_asyncgens()``): park one that closes the client on exit. So
+    code that calls ``asyncio.run`` per request leaves no pooled connections behind.
+    """
+
+    async def closer() -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    parked = closer()
+    _parked_closers[client] = parked
+    asyncio.get_running_loop().create_task(_start(parked))
+
+
+_parked_closers: weakref.WeakKeyDictionary[httpx.AsyncClient, AsyncIterator[None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _start(generator: AsyncIterator[None]) -> None:
+    await generator.__anext__()  # runs to the yield; the loop's shutdown_asyncgens() resumes it
+
+
+def pooled_connections(client: httpx.AsyncClient) -> int | None:
+    """Connections the client's pool holds (idle or busy), or None if the pool is not inspectable.
+
+    For leak tests and the benchmark; reads the pools' internals, which may move between versions.
+    """
+    transport = getattr(client, "_transport", None)
+    session = getattr(transport, "client", None)
+    if callable(session):  # LiteLLM's aiohttp transport before its first request: a factory
+        return 0
+    connector = getattr(session, "connector", None)
+    if connector is not None:  # LiteLLM's aiohttp transport
+        idle = sum(len(conns) for conns in getattr(connector, "_conns", {}).values())
+        return idle + len(getattr(connector, "_acquired", ()))
+    pool = getattr(transport, "_pool", None)
+    if pool is not None:  # httpcore
+        return len(getattr(pool, "connections", ()) or ())
+    return None
 
 
 @dataclass(frozen=True)
@@ -96,11 +162,11 @@ class EventStream:
 
     __slots__ = ("_lines", "_socket")
 
-    def __init__(self, lines: AsyncIterator[str], raw_socket: Any) -> None:
+    def __init__(self, lines: AsyncIterator[bytes], raw_socket: Any) -> None:
         self._lines = lines
         self._socket = raw_socket
 
-    def __aiter__(self) -> AsyncIterator[str]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
         return self._lines
 
     def abort(self) -> None:
@@ -157,7 +223,7 @@ class Transport:
 
     @asynccontextmanager
     async def event_stream(self, session_id: str) -> AsyncIterator[EventStream]:
-        """The session's SSE ``data`` payloads (heartbeat comments are dropped by the decoder)."""
+        """The session's SSE ``data`` payloads, as bytes (comments and heartbeats dropped)."""
         headers = self.endpoint.headers() | {
             "Accept": "text/event-stream",
             # With gzip the real service buffers the stream into large bursts (spec §2.3).
@@ -166,15 +232,17 @@ class Transport:
         }
         url = self.endpoint.url(f"/api/sessions/{session_id}/messages")
         try:
-            async with aconnect_sse(
-                self.client, "GET", url, params={"logDeltas": "1"}, headers=headers
-            ) as source:
-                if not source.response.is_success:
-                    await source.response.aread()
-                    raise self._error(source.response, "opening the event stream")
-                network = source.response.extensions.get("network_stream")
-                raw_socket = network.get_extra_info("socket") if network is not None else None
-                yield EventStream((sse.data async for sse in source.aiter_sse()), raw_socket)
+            async with self.client.stream("GET", url, params={"logDeltas": "1"}, headers=headers) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise self._error(response, "opening the event stream")
+                content_type = response.headers.get("content-type", "").partition(";")[0].strip()
+                if "text/event-stream" not in content_type:
+                    raise UpstreamError(
+                        "conol answered the event-stream request with "
+                        f"{content_type or 'no content type'} instead of text/event-stream"
+                    )
+                yield EventStream(_payloads(_body_chunks(response)), _socket_of(response))
         except httpx.HTTPError as exc:
             raise error_for_transport(exc, "reading the event stream", secrets=self._secrets) from None
 
@@ -232,6 +300,52 @@ def _parse_created(response: httpx.Response) -> tuple[str, CreateSessionResult]:
             f"keys present: {sorted(data)[:20]})"
         )
     return session_id, result
+
+
+# --- reading the event stream --------------------------------------------------------------------
+
+
+async def _payloads(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for payload in decoder.feed(chunk):
+            yield payload
+
+
+def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as the socket delivers it.
+
+    On LiteLLM's aiohttp transport, read aiohttp's buffer whole (``iter_any``) rather than through
+    the transport's 16 KB re-chunking and httpx's stream layers: a snapshot of hundreds of KB is
+    then one or two reads, not dozens (half the CPU of a long answer, bench/RESULTS.md).
+    Everywhere else, and if the body is encoded after all, httpx's decoded bytes.
+    """
+    aiohttp_response = getattr(response.stream, "_aiohttp_response", None)
+    encoded = response.headers.get("content-encoding", "identity").lower() not in ("", "identity")
+    if aiohttp_response is None or encoded:
+        return response.aiter_bytes()
+    return _aiohttp_chunks(aiohttp_response)
+
+
+async def _aiohttp_chunks(aiohttp_response: Any) -> AsyncIterator[bytes]:
+    from litellm.llms.custom_httpx.aiohttp_transport import map_aiohttp_exceptions
+
+    try:
+        with map_aiohttp_exceptions():  # aiohttp's errors as httpx's, as the transport does
+            async for chunk in aiohttp_response.content.iter_any():
+                yield chunk
+    finally:
+        aiohttp_response.close()  # an unfinished stream's connection is not reused
+
+
+def _socket_of(response: httpx.Response) -> Any:
+    """The response's socket (for ``EventStream.abort``), on httpcore or aiohttp; None if hidden."""
+    network = response.extensions.get("network_stream")
+    if network is not None:
+        return network.get_extra_info("socket")
+    connection = getattr(getattr(response.stream, "_aiohttp_response", None), "connection", None)
+    transport = getattr(connection, "transport", None)
+    return transport.get_extra_info("socket") if transport is not None else None
 
 
 # --- error classification -----------------------------------------------------------------------

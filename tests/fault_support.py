@@ -21,6 +21,8 @@ import httpx
 import yaml
 from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
+from litellm_conol._transport import pooled_connections
+
 TESTS = Path(__file__).resolve().parent
 AUTH = {"Authorization": f"Bearer {MASTER_KEY}"}
 
@@ -159,9 +161,10 @@ def open_fds() -> int:
 
 
 def pool_connections(client: httpx.AsyncClient) -> int:
-    """Connections held by an httpx client's pool (httpcore internals; 0 if they moved)."""
-    pool = getattr(getattr(client, "_transport", None), "_pool", None)
-    return len(getattr(pool, "connections", ()) or ())
+    """Connections held by the client's pool (aiohttp's or httpcore's)."""
+    count = pooled_connections(client)
+    assert count is not None, "the pool's internals moved: update litellm_conol._transport.pooled_connections"
+    return count
 
 
 # LiteLLM's own per-loop background worker (started on the first call, lives as long as the loop).

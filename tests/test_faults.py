@@ -306,7 +306,8 @@ async def test_token_revoked_mid_session_is_an_authentication_error(fake):
             api_key=fake.token,
         )
     )
-    assert await fake.await_until(lambda: bool(fake.sessions) and bool(fake.last_session.events), 5.0)
+    # mid-session: the event stream is open (the session's events exist before anyone connects)
+    assert await fake.await_until(lambda: bool(fake.sessions) and bool(fake.last_session.connections), 5.0)
     fake.configure(revoke_token=True)
     started = time.monotonic()
     with pytest.raises(litellm.AuthenticationError, match="invalid or expired") as info:
