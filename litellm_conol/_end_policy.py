@@ -38,6 +38,11 @@ class Timing:
     settle_window: float = 1.0
     poll_after_idle: float = 0.2  # first status poll after this much stream silence
     poll_interval: float = 0.2  # between polls while the stream stays quiet
+    # Past the settle window of silence a terminal status ends the answer the moment a poll sees
+    # it, so polling every 0.5 s still ends it well within settle_window + 0.25 s of the status
+    # turning terminal, with a fraction of the requests to conol.
+    medium_poll_after: float = 1.2
+    medium_poll_interval: float = 0.5
     slow_poll_after: float = 10.0  # a silence this long is a tool run: poll less often
     slow_poll_interval: float = 1.0
     tool_call_settle: float = 0.3  # after a client tool call, wait this long for sibling calls
@@ -201,10 +206,14 @@ class EndPolicy:
         idle = 0.0 if urgent else self.timing.poll_after_idle
         due = self.last_event_at + idle
         if self.last_poll_at is not None and self.last_poll_at >= self.last_event_at:
-            quiet_for = self.last_poll_at - self.last_event_at
-            slow = quiet_for >= self.timing.slow_poll_after
-            due = max(
-                due,
-                self.last_poll_at + (self.timing.slow_poll_interval if slow else self.timing.poll_interval),
-            )
+            due = max(due, self.last_poll_at + self._poll_interval(self.last_poll_at - self.last_event_at))
         return due
+
+    def _poll_interval(self, quiet_for: float) -> float:
+        """Polls thin out as the silence grows: each one is a request to conol."""
+        timing = self.timing
+        if quiet_for >= timing.slow_poll_after:
+            return timing.slow_poll_interval
+        if quiet_for >= timing.medium_poll_after:
+            return timing.medium_poll_interval
+        return timing.poll_interval

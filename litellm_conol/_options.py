@@ -180,6 +180,9 @@ def _timing(params: Mapping[str, Any]) -> Timing:
         settle_window=settle,
         poll_interval=interval,
         poll_after_idle=interval,
+        # thinner polls only once the settle window has passed, and never slower than that window
+        medium_poll_after=settle + interval,
+        medium_poll_interval=max(interval, min(defaults.medium_poll_interval, settle)),
         tool_call_settle=tool_settle,
         **_budgets(params, defaults),
     )

@@ -444,3 +444,41 @@ def test_terminal_status_alone_settles_from_the_later_of_status_and_last_event()
     assert policy.next_step(1.5) == WaitUntil(1.9)
     assert policy.next_step(1.9) == Finish("status terminal, settled")
     assert policy.polls == 1  # never polled again once terminal
+
+
+def poll_times(timing, until: float) -> list[float]:
+    """When a quiet, still-running session is polled (last event at 0; polls answer at once)."""
+    from litellm_conol._end_policy import EndPolicy, Poll, WaitUntil
+
+    policy = EndPolicy(timing, now=0.0)
+    policy.on_activity(0.0)
+    policy.on_event(0.0)
+    now, times = 0.0, []
+    while now < until:
+        step = policy.next_step(now)
+        if step == Poll():
+            times.append(round(now, 3))
+            policy.on_poll_started(now)
+            policy.on_status(now, "running")
+            continue
+        assert isinstance(step, WaitUntil)
+        now = step.deadline
+    return times
+
+
+def test_polls_thin_out_once_the_settle_window_of_silence_has_passed():
+    from litellm_conol._end_policy import Timing
+
+    times = poll_times(Timing(settle_window=1.0, medium_poll_after=1.2, idle_timeout=100), until=13.0)
+    assert times[:6] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.2]  # every 0.2 s while an end is likely
+    assert times[6:11] == [1.7, 2.2, 2.7, 3.2, 3.7]  # then every 0.5 s
+    assert times[-4:] == [9.7, 10.2, 11.2, 12.2]  # every 1 s after 10 s
+    assert len([t for t in times if t <= 6.0]) == 15  # 30 at a flat 0.2 s
+
+
+def test_poll_schedule_options_keep_the_finish_within_the_settle_window():
+    from litellm_conol._options import _timing
+
+    assert _timing({}).medium_poll_after == 1.2 and _timing({}).medium_poll_interval == 0.5
+    quick = _timing({"settle_window": 0.1})
+    assert quick.medium_poll_interval == 0.2  # never slower than the settle window (or the interval)
