@@ -325,6 +325,22 @@ async def test_connections_are_reused_across_requests(kw):
     assert shared_client() is client
 
 
+def test_the_shared_client_closes_with_its_event_loop(kw):
+    """Code that runs ``asyncio.run`` per request leaves no pooled connections behind."""
+    from litellm_conol._transport import pooled_connections, shared_client
+
+    async def one_request():
+        response = await litellm.acompletion(**ask("[[fake:done]]"), **kw)
+        assert response.choices[0].message.content == BUILTINS["done"].final_text
+        client = shared_client()
+        await client.get(f"{kw['api_base']}/api/models")  # (the event stream's connection is not reused)
+        assert pooled_connections(client) == 1  # an idle keep-alive connection, while the loop runs
+        return client
+
+    client = asyncio.run(one_request())
+    assert client.is_closed
+
+
 async def test_cancelled_task_closes_the_upstream_stream(kw, conol_fake):
     async def consume():
         stream = await litellm.acompletion(**ask("[[fake:stall_mid]]"), stream=True, **kw)
