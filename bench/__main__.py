@@ -1,4 +1,4 @@
-"""``python -m bench [--quick] [--no-write] [--only sdk,proxy] [--no-variant]``: run every benchmark.
+"""``python -m bench [--quick] [--no-write] [--only sdk,proxy]``: run every benchmark.
 
 The orchestrator (this process) never imports litellm: the fakes, the SDK workers and the proxies
 are child processes, each in its own process group, all killed on the way out.
@@ -55,17 +55,6 @@ SIZES: dict[str, dict[str, Any]] = {
             "memory": 150,
             "hold": 6.0,
         },
-        "variant": {
-            "conolaio": {
-                "warmup": 3,
-                "warmup_c": 30,
-                "levels": [(1, 10), (200, 200)],
-                "memory": 150,
-                "hold": 7.0,
-            },
-            "conolx2": {"warmup": 3, "warmup_c": 30, "levels": [(200, 200)], "memory": 0, "hold": 0},
-        },
-        "variants": ["conolaio", "conolx2"],
         "shared_proxy": False,
     },
     "quick": {
@@ -86,8 +75,6 @@ SIZES: dict[str, dict[str, Any]] = {
             "parse_modes": ["handler"],
         },
         "proxy": {"warmup": 1, "warmup_c": 0, "levels": [(1, 3), (10, 10)], "memory": 0, "hold": 0},
-        "variant": None,
-        "variants": [],
         "shared_proxy": True,
     },
 }
@@ -177,13 +164,10 @@ def finish_sdk_worker(process: subprocess.Popen[bytes], log_path: Path, timeout:
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a smoke run (< 1 min): small sizes, no variant")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (< 1 min): small sizes")
     parser.add_argument("--no-write", action="store_true", help="do not touch bench/RESULTS.md")
     parser.add_argument("--write", action="store_true", help="write bench/RESULTS.md even for --quick")
     parser.add_argument("--only", default="sdk,proxy", help="comma-separated: sdk, proxy (default both)")
-    parser.add_argument(
-        "--no-variant", action="store_true", help="skip the aiohttp-transport prototype proxy"
-    )
     args = parser.parse_args()
     only = set(args.only.split(","))
     sizes = SIZES["quick" if args.quick else "full"]
@@ -207,12 +191,8 @@ def main() -> int:
             },
             "openai": {"api_base": openai_url + "/v1", "api_key": "sk-bench-fake", "control": openai_url},
         }
-        for variant in ("conolaio", "conolfast", "conolbytes", "conolx2", "conolnative"):
-            targets[variant] = targets["conol"]
         # Everything that only imports (proxies, SDK workers) boots at once; measuring is sequential.
-        providers = ["conol", "openai"] + (
-            sizes["variants"] if sizes["variant"] and not args.no_variant else []
-        )
+        providers = ["conol", "openai"]
         if "proxy" in only:
             if sizes["shared_proxy"]:  # quick: one proxy boot for every provider (CPU is per phase anyway)
                 shared = proxy_mod.launch_proxy(
@@ -251,7 +231,7 @@ def main() -> int:
             del workers[provider]
         for provider, proxy in list(proxies.items()):
             print(f"bench: {time.monotonic() - started:4.0f} s  proxy mode, {provider} …", flush=True)
-            psizes = sizes["variant"][provider] if provider not in ("conol", "openai") else sizes["proxy"]
+            psizes = sizes["proxy"]
             last = sum(1 for p in proxies.values() if p is proxy) == 1
             raw["proxy"][provider] = asyncio.run(
                 proxy_mod.run_provider(

@@ -92,24 +92,18 @@ def _event(line: str) -> Any:
 
 E2E_MODES = {
     "handler": "conol",  # the project's handler, as LiteLLM calls it (no LiteLLM wrapper)
-    "handler, aiohttp pool (prototype)": "conolaio",
-    "handler, aiohttp pool + bytes SSE (prototype)": "conolfast",
-    "handler, aiohttp stream read directly + bytes SSE (prototype)": "conolnative",
     "sdk": "",  # litellm.acompletion(stream=True) around the project's handler
 }
-FULL_SIZE_MODES = (  # the 500 MB rows
-    "handler",
-    "handler, aiohttp pool + bytes SSE (prototype)",
-    "handler, aiohttp stream read directly + bytes SSE (prototype)",
-)
+FULL_SIZE_MODES = ("handler",)  # the 500 MB rows
 
 
 async def end_to_end(spec: dict[str, Any], sizes: dict[str, Any]) -> dict[str, Any]:
     """Handler and SDK CPU per long answer, plus the offline numbers for the same sizes."""
     import litellm
 
+    import litellm_conol
+
     from .client import records
-    from .variants import handler_for
 
     out: dict[str, Any] = {"offline": [], "e2e": {}}
     for chars in sizes["parse_offline"]:
@@ -130,7 +124,7 @@ async def end_to_end(spec: dict[str, Any], sizes: dict[str, Any]) -> dict[str, A
                 cpu0, wall0 = time.process_time(), time.perf_counter()
                 parts: list[str] = []
                 if provider:
-                    stream = handler_for(provider).astreaming(
+                    stream = litellm_conol.conol_llm.astreaming(
                         "claude-haiku-4-5",
                         messages,
                         spec["api_base"],

@@ -44,8 +44,7 @@ def config_yaml(deployments: dict[str, tuple[str, str]]) -> str:
             f'      api_base: "{api_base}"\n      api_key: "{api_key}"\n'
         )
         if provider != "openai":
-            handler = "litellm_conol.conol_llm" if provider == "conol" else f"bench.variants.{provider}_llm"
-            custom.append(f"    - provider: {provider}\n      custom_handler: {handler}\n")
+            custom.append(f"    - provider: {provider}\n      custom_handler: litellm_conol.conol_llm\n")
     providers = "  custom_provider_map:\n" + "".join(custom) if custom else ""
     return (
         "model_list:\n" + "".join(models) + f"litellm_settings:\n{providers}  telemetry: false\n"

@@ -21,7 +21,7 @@ from typing import Any
 from .stats import median, p99, ratio
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-PROVIDERS = ("conol", "conolaio", "conolx2", "conolfast", "openai")
+PROVIDERS = ("conol", "openai")
 HISTORY_START, HISTORY_END, RUNS = "<!-- history:start -->", "<!-- history:end -->", "<!-- runs -->"
 
 
@@ -299,7 +299,7 @@ class Report:
                 if mem:
                     entries.append((mode, _label(p), mem))
                 if mode == "SDK" and p == "conol":
-                    for handler in ("conol", "conolaio"):
+                    for handler in ("conol",):
                         hm = (data.get(p) or {}).get(f"memory_handler_{handler}")
                         if hm:
                             entries.append(("handler only", _label(handler), hm))
@@ -528,7 +528,7 @@ class Report:
             o = phase_numbers(conol["phases"]["seq"])
             add("added TTFT ≤ 5 ms median (SDK)", median(o["ttft"]) <= 5, f"{f(median(o['ttft']), 2)} ms")
         if self.proxy.get("conol") and self.proxy.get("openai"):
-            for provider in ("conol", "conolaio", "conolx2"):
+            for provider in ("conol",):
                 phases = (self.proxy.get(provider) or {}).get("phases", {})
                 for key in sorted(phases, key=lambda k: int(k[1:])):
                     if key not in self.proxy["openai"]["phases"]:
@@ -569,7 +569,7 @@ class Report:
             trunc = sum(phase_numbers(p)["truncated"] for p in conol["phases"].values())
             add("zero truncated answers in every SDK phase", trunc == 0, f"{trunc} truncated")
         if self.proxy.get("conol") and self.proxy.get("openai"):
-            for provider in ("conol", "conolaio", "conolx2"):
+            for provider in ("conol",):
                 phases = (self.proxy.get(provider) or {}).get("phases", {})
                 for key in sorted(phases, key=lambda k: int(k[1:])):
                     if key not in self.proxy["openai"]["phases"]:
@@ -665,7 +665,7 @@ class Report:
                         f"{mem['k'] - mem['ok'] - mem['errors']} truncated); "
                         f"growth {f(mem['per_stream_kb'])} KB/stream" + _openai_mem(data),
                     )
-        for handler in ("conol", "conolaio"):
+        for handler in ("conol",):
             hm = (conol or {}).get(f"memory_handler_{handler}")
             if hm:
                 add(
@@ -791,12 +791,7 @@ HISTORY_HEADER = (
 
 def _label(provider: str) -> str:
     return {
-        "conol": "conol (project: httpx pool, httpx_sse)",
-        "conolaio": "conol prototype: aiohttp pool",
-        "conolfast": "conol prototype: aiohttp pool + bytes SSE",
-        "conolbytes": "conol prototype: bytes SSE",
-        "conolx2": "conol prototype: httpx2 pool",
-        "conolnative": "conol prototype: aiohttp stream read directly",
+        "conol": "conol",
         "openai": "openai",
     }.get(provider, provider)
 

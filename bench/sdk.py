@@ -23,7 +23,7 @@ import litellm.utils
 
 import litellm_conol
 
-from . import procs, variants
+from . import procs
 from .client import Sample, records, run_many
 from .workload import Workload, new_tag
 
@@ -40,10 +40,6 @@ def setup() -> None:
     _ready = True
     litellm.suppress_debug_info = True
     litellm_conol.register()
-    litellm.custom_provider_map = [
-        *litellm.custom_provider_map,
-        *({"provider": name, "custom_handler": handler} for name, handler in variants.HANDLERS.items()),
-    ]
     litellm.utils.custom_llm_setup()
 
 
@@ -118,7 +114,7 @@ class Sdk:
             sample = Sample(tag, time.time())
             messages = [{"role": "user", "content": work.prompt(tag)}]
             if handler:
-                stream: Any = variants.handler_for(handler).astreaming(
+                stream: Any = litellm_conol.conol_llm.astreaming(
                     "claude-haiku-4-5",
                     messages,
                     self.kw["api_base"],
@@ -190,7 +186,7 @@ class Sdk:
 
     async def one_handler(self, work: Workload, tag: str) -> Sample:
         """The handler alone (``astreaming`` as LiteLLM calls it), without LiteLLM's wrapper."""
-        handler = variants.handler_for(self.provider)
+        handler = litellm_conol.conol_llm
         sample = Sample(tag, time.time())
         parts: list[str] = []
         stream = handler.astreaming(
@@ -215,9 +211,8 @@ class Sdk:
     async def descriptors(
         self, work: Workload, n: int, concurrency: int, *, direct: bool = False
     ) -> dict[str, Any]:
-        variant = variants.VARIANTS.get(self.provider, ("httpx", ""))[0]
         pid = os.getpid()
-        before = {**procs.fd_counts(pid), "pool": self._pool(variant)}
+        before = {**procs.fd_counts(pid), "pool": self._pool()}
         done = 0
         errors = 0
         examples: list[str] = []
@@ -236,11 +231,11 @@ class Sdk:
             ]
             done += size
             records(self.control)  # clear the fake as we go
-            series.append({"done": done, **procs.fd_counts(pid), "pool": self._pool(variant)})
+            series.append({"done": done, **procs.fd_counts(pid), "pool": self._pool()})
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         await asyncio.sleep(0.5)
         gc.collect()
-        after = {**procs.fd_counts(pid), "pool": self._pool(variant)}
+        after = {**procs.fd_counts(pid), "pool": self._pool()}
         return {
             "n": n,
             "concurrency": concurrency,
@@ -253,10 +248,13 @@ class Sdk:
             "wall": wall,
         }
 
-    def _pool(self, variant: str) -> int | None:
+    def _pool(self) -> int | None:
+        """Connections in our shared client's pool (openai's pool is LiteLLM's, not counted)."""
         if self.provider == "openai":
             return None
-        return variants.pool_connections(variant)
+        from litellm_conol._transport import pooled_connections, shared_client
+
+        return pooled_connections(shared_client())
 
 
 _OWNERS = (  # (package, path fragment): the first match from the allocating frame outwards owns it
