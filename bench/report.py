@@ -767,15 +767,15 @@ class Report:
 
         cells += [
             get("added TTFT ≤ 5"),
-            get("added TTFT within 1.2× of openai's (proxy, c=1, conol ("),
+            get("added TTFT within 1.2× of openai's (proxy, c=1, conol)"),
             get("finish ≤ 0.6"),
             get("finish ≤ settle"),
             get("zero truncated answers, status"),
             get("proxy CPU per streamed request ≤ 1.2× openai's (c1)"),
-            get("200 concurrent streams, no errors (conol ("),
+            get("200 concurrent streams, no errors (conol)"),
             get("parse cost ≤"),
-            get("≤ 50 KB RSS per open stream (SDK, conol ("),
-            get("≤ 50 KB RSS per open stream (proxy, conol ("),
+            get("≤ 50 KB RSS per open stream (SDK, conol)"),
+            get("≤ 50 KB RSS per open stream (proxy, conol)"),
             get("no descriptor growth over"),
         ]
         return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
