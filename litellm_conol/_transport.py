@@ -320,7 +320,7 @@ def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     then one or two reads, not dozens (half the CPU of a long answer, bench/RESULTS.md).
     Everywhere else, and if the body is encoded after all, httpx's decoded bytes.
     """
-    aiohttp_response = getattr(response.stream, "_aiohttp_response", None)
+    aiohttp_response = _aiohttp_response_of(response)
     encoded = response.headers.get("content-encoding", "identity").lower() not in ("", "identity")
     if aiohttp_response is None or encoded:
         return response.aiter_bytes()
@@ -338,12 +338,28 @@ async def _aiohttp_chunks(aiohttp_response: Any) -> AsyncIterator[bytes]:
         aiohttp_response.close()  # an unfinished stream's connection is not reused
 
 
+def _aiohttp_response_of(response: httpx.Response) -> Any:
+    """The aiohttp response under LiteLLM's transport, or None (httpcore, or internals moved).
+
+    httpx wraps the transport's stream in its own (``BoundAsyncStream._stream``) once sent.
+    """
+    stream: Any = response.stream
+    for _ in range(3):  # the transport's stream, under at most a couple of httpx wrappers
+        found = getattr(stream, "_aiohttp_response", None)
+        if found is not None:
+            return found
+        stream = getattr(stream, "_stream", None)
+        if stream is None:
+            return None
+    return None
+
+
 def _socket_of(response: httpx.Response) -> Any:
     """The response's socket (for ``EventStream.abort``), on httpcore or aiohttp; None if hidden."""
     network = response.extensions.get("network_stream")
     if network is not None:
         return network.get_extra_info("socket")
-    connection = getattr(getattr(response.stream, "_aiohttp_response", None), "connection", None)
+    connection = getattr(_aiohttp_response_of(response), "connection", None)
     transport = getattr(connection, "transport", None)
     return transport.get_extra_info("socket") if transport is not None else None
 

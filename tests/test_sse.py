@@ -71,6 +71,21 @@ def test_a_payload_within_one_read_is_a_slice_of_it_and_a_split_one_is_joined():
     assert decode([b"data: " + big[:30_000], big[30_000:] + b"\n", b"\n"]) == [big]
 
 
+def test_every_split_in_one_or_two_places_even_inside_the_prefix_gives_the_same_payloads():
+    stream = b'data: {"a":1}\n\ndata:b\ndata\n\n: hi\ndatax: no\n\ndata: \n\n'
+    expected = [b'{"a":1}', b"b\n", b""]
+    assert decode([stream]) == expected
+    for i, j in itertools.combinations_with_replacement(range(len(stream) + 1), 2):
+        assert decode([stream[:i], stream[i:j], stream[j:]]) == expected, (i, j)
+
+
+def test_a_split_line_keeps_no_view_of_earlier_reads_once_it_is_finished():
+    decoder = SSEDecoder()
+    assert list(decoder.feed(b"data: ab")) == []
+    assert list(decoder.feed(b"cd\n\n")) == [b"abcd"]
+    assert decoder._pending == []
+
+
 line_end = st.sampled_from(["\n", "\r\n", "\r"])
 field_line = st.one_of(
     st.builds(lambda v: f"data: {v}", st.text(alphabet='ab {}":,é', max_size=8)),
