@@ -72,7 +72,7 @@ SIZES: dict[str, dict[str, Any]] = {
             "parse_offline": [10_000, 100_000],
             "parse_e2e": [10_000, 100_000],
             "parse_repeat": 1,
-            "parse_modes": ["handler"],
+            "parse_modes": ["handler", "receive"],
         },
         "proxy": {"warmup": 1, "warmup_c": 0, "levels": [(1, 3), (10, 10)], "memory": 0, "hold": 0},
         "shared_proxy": True,

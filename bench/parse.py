@@ -93,15 +93,41 @@ def _event(line: str) -> Any:
 E2E_MODES = {
     "handler": "conol",  # the project's handler, as LiteLLM calls it (no LiteLLM wrapper)
     "sdk": "",  # litellm.acompletion(stream=True) around the project's handler
+    # just receiving the same event stream through our transport (socket, HTTP, aiohttp; no SSE
+    # split, no JSON): what the handler pays before any parsing, which the json.loads floor omits
+    "receive": "receive",
 }
-FULL_SIZE_MODES = ("handler",)  # the 500 MB rows
+FULL_SIZE_MODES = ("handler", "receive")  # the 500 MB rows
+_DONE_EVENT = b'"type":"done"'
+
+
+async def receive_only(spec: dict[str, Any], messages: list[dict[str, str]]) -> None:
+    """Create the session and read its event stream's bytes up to the ``done`` event, no decoding."""
+    from litellm_conol._options import build_request
+    from litellm_conol._transport import Transport, _body_chunks, shared_client
+
+    request = build_request(
+        model="claude-haiku-4-5",
+        messages=messages,
+        api_key=spec["api_key"],
+        api_base=spec["api_base"],
+        optional_params={},
+        timeout=600.0,
+    )
+    transport = Transport(request.endpoint, shared_client())
+    session_id, _ = await transport.create_session(request.body)
+    headers = request.endpoint.headers() | {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
+    url = request.endpoint.url(f"/api/sessions/{session_id}/messages")
+    async with transport.client.stream("GET", url, params={"logDeltas": "1"}, headers=headers) as response:
+        tail = b""
+        async for chunk in _body_chunks(response):
+            if _DONE_EVENT in tail + chunk[:64] or _DONE_EVENT in chunk[-256:]:
+                break  # (the stream stays open after it, as conol's does)
+            tail = chunk[-64:]
 
 
 async def end_to_end(spec: dict[str, Any], sizes: dict[str, Any]) -> dict[str, Any]:
     """Handler and SDK CPU per long answer, plus the offline numbers for the same sizes."""
-    import litellm
-
-    import litellm_conol
 
     from .client import records
 
@@ -122,35 +148,50 @@ async def end_to_end(spec: dict[str, Any], sizes: dict[str, Any]) -> dict[str, A
                 messages = [{"role": "user", "content": work.prompt(tag)}]
                 gc.collect()
                 cpu0, wall0 = time.process_time(), time.perf_counter()
-                parts: list[str] = []
-                if provider:
-                    stream = litellm_conol.conol_llm.astreaming(
-                        "claude-haiku-4-5",
-                        messages,
-                        spec["api_base"],
-                        api_key=spec["api_key"],
-                        optional_params={},
-                        timeout=600.0,
-                    )
-                else:
-                    stream = await litellm.acompletion(
-                        model="conol/claude-haiku-4-5",
-                        messages=messages,
-                        stream=True,
-                        api_base=spec["api_base"],
-                        api_key=spec["api_key"],
-                    )
-                async for chunk in stream:
-                    content = chunk.choices[0].delta.content if chunk.choices else None
-                    if content:
-                        parts.append(content)
+                text = await _consume(provider, spec, messages, work)
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 rec = records(spec["control"]).get(tag, {})
-                runs.append(
-                    {"cpu": cpu, "wall": wall, "ok": "".join(parts) == work.text, "bytes": rec.get("bytes")}
-                )
+                exact = None if text is None else text == work.text
+                runs.append({"cpu": cpu, "wall": wall, "ok": exact, "bytes": rec.get("bytes")})
             out["e2e"][mode].append({"chars": chars, "runs": runs})
     return out
+
+
+async def _consume(
+    provider: str, spec: dict[str, Any], messages: list[dict[str, str]], work: Workload
+) -> str | None:
+    """One long answer through ``provider``'s path (see E2E_MODES); the text it streamed."""
+    import litellm
+
+    import litellm_conol
+
+    if provider == "receive":
+        await receive_only(spec, messages)
+        return None  # nothing is decoded here: exactness is the handler's row
+    stream: Any
+    if provider:
+        stream = litellm_conol.conol_llm.astreaming(
+            "claude-haiku-4-5",
+            messages,
+            spec["api_base"],
+            api_key=spec["api_key"],
+            optional_params={},
+            timeout=600.0,
+        )
+    else:
+        stream = await litellm.acompletion(
+            model="conol/claude-haiku-4-5",
+            messages=messages,
+            stream=True,
+            api_base=spec["api_base"],
+            api_key=spec["api_key"],
+        )
+    parts: list[str] = []
+    async for chunk in stream:
+        content = chunk.choices[0].delta.content if chunk.choices else None
+        if content:
+            parts.append(content)
+    return "".join(parts)
 
 
 if __name__ == "__main__":  # python -m bench.parse: the offline part only

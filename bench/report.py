@@ -469,7 +469,7 @@ class Report:
             points = []
             for entry in entries:
                 cpus = [r["cpu"] for r in entry["runs"]]
-                ok = all(r["ok"] for r in entry["runs"])
+                checked = [r["ok"] for r in entry["runs"] if r["ok"] is not None]
                 nbytes = entry["runs"][0]["bytes"] or 0
                 points.append((nbytes, median(cpus)))
                 fl = floor.get(entry["chars"])
@@ -482,7 +482,7 @@ class Report:
                         f(median(cpus) * 1000, 0),
                         f(fl * 1000, 0) if fl else "–",
                         fx(median(cpus) / fl) if fl else "–",
-                        "yes" if ok else "NO",
+                        ("yes" if all(checked) else "NO") if checked else "–",
                     ]
                 )
             fit[mode] = _fit(points)
@@ -630,19 +630,27 @@ class Report:
                     + f" ns/byte (spread {growth:.2f}×)",
                 )
             fl = _fit([(o["bytes"], o["seconds"]["json_loads"]) for o in off])
+            received = parse["e2e"].get("receive")
+            receive_slope = _e2e_fit(received)[1] if received else None
             for mode, entries in parse["e2e"].items():
-                if mode == "sdk" or not fl[1]:
+                if mode in ("sdk", "receive") or not fl[1]:
                     continue
-                h = _fit(
-                    [((e["runs"][0]["bytes"] or 0), median([r["cpu"] for r in e["runs"]])) for e in entries]
-                )
+                h = _e2e_fit(entries)
                 big = max(entries, key=lambda e: e["chars"])
                 total = median([r["cpu"] for r in big["runs"]]) / floor_for(off, big["chars"])
+                split = ""
+                if receive_slope is not None:
+                    rest = h[1] - receive_slope
+                    split = (
+                        f"; of the slope, receiving the bytes (socket, HTTP) is {f(receive_slope * 1e9, 2)} "
+                        f"ns/byte, the rest (SSE split, parse, diff, chunks) {f(rest * 1e9, 2)} "
+                        f"= {fx(rest / fl[1])} the floor"
+                    )
                 add(
                     f"end to end, {mode}: CPU ≤ 1.5× json.loads (per byte; whole answer)",
                     h[1] / fl[1] <= 1.5 if mode == "handler" else None,
                     f"marginal {f(h[1] * 1e9, 2)} vs {f(fl[1] * 1e9, 2)} ns/byte = {fx(h[1] / fl[1])}; whole "
-                    f"{big['chars'] // 1000} KB answer {fx(total)} the floor",
+                    f"{big['chars'] // 1000} KB answer {fx(total)} the floor{split}",
                 )
         for mode, data in (("SDK", self.sdk), ("proxy", self.proxy)):
             for p in PROVIDERS:
@@ -810,6 +818,11 @@ def _marginals(points: Sequence[tuple[float, float]]) -> list[float]:
     """Cost per extra byte between consecutive sizes (grows with size if the cost is superlinear)."""
     pts = sorted(points)
     return [(y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in itertools.pairwise(pts) if x2 > x1]
+
+
+def _e2e_fit(entries: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """(fixed, slope) of one end-to-end mode's median CPU against the bytes received."""
+    return _fit([((e["runs"][0]["bytes"] or 0), median([r["cpu"] for r in e["runs"]])) for e in entries])
 
 
 def floor_for(offline: Sequence[dict[str, Any]], chars: int) -> float:

@@ -83,7 +83,9 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
 
 def _session_run(request: ConolRequest) -> SessionRun:
     return SessionRun(
-        transport=Transport(request.endpoint, shared_client()),
+        transport=Transport(
+            request.endpoint, shared_client(), max_concurrent_polls=request.max_concurrent_polls
+        ),
         body=request.body,
         assembler=Assembler(
             client_tools=request.client_tools,

@@ -18,7 +18,7 @@ from ._catalog import default_catalog
 from ._end_policy import Timing
 from ._errors import BadRequest, MissingCredential
 from ._render import convert_tools, map_effort, render_messages
-from ._transport import DEFAULT_BASE_URL, Endpoint
+from ._transport import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._wire import CreateSessionBody, ToolSpec
 
 BuiltinMode = Literal["hide", "expose"]
@@ -30,6 +30,7 @@ ENV_MODELS_FILE = "CONOL_MODELS_FILE"
 ENV_SETTLE = "CONOL_SETTLE_WINDOW"
 ENV_FIRST_EVENT_TIMEOUT = "CONOL_FIRST_EVENT_TIMEOUT"
 ENV_IDLE_TIMEOUT = "CONOL_IDLE_TIMEOUT"
+ENV_MAX_CONCURRENT_POLLS = "CONOL_MAX_CONCURRENT_POLLS"
 MAX_BUDGET_SECONDS = 3600.0
 
 DEFAULT_TIMEOUT = 600.0
@@ -64,6 +65,7 @@ class ConolRequest:
     builtin_tools: BuiltinMode
     max_tool_calls: int | None
     tool_choice_required: bool
+    max_concurrent_polls: int = DEFAULT_MAX_CONCURRENT_POLLS
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -107,6 +109,7 @@ def build_request(
         builtin_tools=_builtin_mode(params.get("builtin_tools")),
         max_tool_calls=1 if params.get("parallel_tool_calls") is False else None,
         tool_choice_required=tool_choice == "required",
+        max_concurrent_polls=_max_concurrent_polls(),
     )
 
 
@@ -210,6 +213,20 @@ def _budgets(params: Mapping[str, Any], defaults: Timing) -> dict[str, float]:
             value, source = os.environ[env], env
         budgets[name] = default if value is None else _budget_seconds(source, value)
     return budgets
+
+
+def _max_concurrent_polls() -> int:
+    """Status polls in flight at once per event loop (env ``CONOL_MAX_CONCURRENT_POLLS``, default 16)."""
+    raw = os.environ.get(ENV_MAX_CONCURRENT_POLLS, "").strip()
+    if not raw:
+        return DEFAULT_MAX_CONCURRENT_POLLS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise BadRequest(f"{ENV_MAX_CONCURRENT_POLLS} must be a whole number of at least 1, got {raw!r}")
+    return value
 
 
 def _budget_seconds(name: str, value: Any) -> float:

@@ -1,5 +1,6 @@
 """The transport on LiteLLM's aiohttp pool (the default): the event stream is read from aiohttp
-itself, and ``abort()`` drops the connection at once, before the reader has closed anything.
+itself, and ``abort()`` drops the connection at once, before the reader has closed anything;
+status polls share a bounded number of slots per event loop.
 
 Both reach through httpx's wrapper around the transport's stream; if those internals moved, the
 stream would still work (through httpx) but slower and without abort: these tests say so.
@@ -7,12 +8,21 @@ stream would still work (through httpx) but slower and without abort: these test
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import re
 import time
 
 import pytest
 
+from litellm_conol import BadRequest
 from litellm_conol._options import build_request
-from litellm_conol._transport import Transport, _aiohttp_response_of, shared_client
+from litellm_conol._transport import (
+    DEFAULT_MAX_CONCURRENT_POLLS,
+    Transport,
+    _aiohttp_response_of,
+    shared_client,
+)
 from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(30)
@@ -59,3 +69,52 @@ async def test_abort_closes_the_upstream_connection_before_the_reader_does(conol
         connection = conol_fake.last_session.connections[-1]
         assert connection.closed_by == "client"
         assert connection.closed_at - aborted_at < 0.1
+
+
+# --- status polls in flight -------------------------------------------------------------------------
+
+
+def test_max_concurrent_polls_comes_from_the_environment_and_is_checked(monkeypatch):
+    def limit() -> int:
+        return build_request(
+            model="claude-haiku-4-5",
+            messages=[{"role": "user", "content": "Hi"}],
+            api_key="t",
+            api_base="http://127.0.0.1:1",
+            optional_params={},
+            timeout=None,
+        ).max_concurrent_polls
+
+    assert limit() == DEFAULT_MAX_CONCURRENT_POLLS == 16
+    monkeypatch.setenv("CONOL_MAX_CONCURRENT_POLLS", "3")
+    assert limit() == 3
+    for bad in ("0", "-2", "many", "1.5"):
+        monkeypatch.setenv("CONOL_MAX_CONCURRENT_POLLS", bad)
+        with pytest.raises(BadRequest, match=f"CONOL_MAX_CONCURRENT_POLLS .* got '{re.escape(bad)}'"):
+            limit()
+
+
+async def test_polls_of_all_sessions_on_a_loop_share_a_bounded_number_of_slots(conol_fake):
+    """Quiet sessions poll in lockstep: at most the limit are in flight; the rest wait their turn."""
+    sessions = [await open_session(conol_fake, "[[fake:silence]]") for _ in range(12)]
+    in_flight = peak = 0
+    real_send = Transport._send
+
+    async def counted_send(self, *args, **kwargs):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            await asyncio.sleep(0.05)  # a slow upstream: every poll overlaps the others
+            return await real_send(self, *args, **kwargs)
+        finally:
+            in_flight -= 1
+
+    polls = [dataclasses.replace(t, max_concurrent_polls=3) for t, _ in sessions]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Transport, "_send", counted_send)
+        statuses = await asyncio.gather(
+            *(t.get_status(sid) for t, (_, sid) in zip(polls, sessions, strict=True))
+        )
+    assert statuses == ["running"] * 12
+    assert peak == 3
