@@ -176,7 +176,10 @@ def _tools_and_choice(tools: list[ToolSpec], tool_choice: Any) -> tuple[list[Too
 
 def _timing(params: Mapping[str, Any]) -> Timing:
     defaults = Timing()
-    settle = _seconds(params, "settle_window", float(os.environ.get(ENV_SETTLE) or defaults.settle_window))
+    settle_default = defaults.settle_window
+    if os.environ.get(ENV_SETTLE, "").strip():
+        settle_default = _seconds({ENV_SETTLE: os.environ[ENV_SETTLE]}, ENV_SETTLE, settle_default)
+    settle = _seconds(params, "settle_window", settle_default)
     interval = _seconds(params, "status_poll_interval", defaults.poll_interval)
     tool_settle = _seconds(params, "tool_call_settle", defaults.tool_call_settle)
     return Timing(

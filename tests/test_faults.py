@@ -750,6 +750,17 @@ def test_budget_defaults_options_and_environment(monkeypatch):
             _request(first_event_timeout=bad)
 
 
+def test_settle_window_from_the_environment_is_checked_like_the_option(monkeypatch):
+    assert _request().timing.settle_window == 1.0
+    monkeypatch.setenv("CONOL_SETTLE_WINDOW", "2.5")
+    assert _request().timing.settle_window == 2.5
+    assert _request(settle_window=0.5).timing.settle_window == 0.5  # the call wins
+    for bad in ("soon", "-1", "500"):
+        monkeypatch.setenv("CONOL_SETTLE_WINDOW", bad)
+        with pytest.raises(litellm_conol.BadRequest, match="CONOL_SETTLE_WINDOW"):
+            _request()
+
+
 def _response(status: int, body: bytes | str, content_type: str = "application/json", **headers: str):
     content = body.encode() if isinstance(body, str) else body
     return httpx.Response(status, content=content, headers={"content-type": content_type, **headers})
