@@ -104,7 +104,7 @@ _DONE_EVENT = b'"type":"done"'
 async def receive_only(spec: dict[str, Any], messages: list[dict[str, str]]) -> None:
     """Create the session and read its event stream's bytes up to the ``done`` event, no decoding."""
     from litellm_conol._options import build_request
-    from litellm_conol._transport import Transport, _body_chunks, shared_client
+    from litellm_conol._transport import Transport, shared_client
 
     request = build_request(
         model="claude-haiku-4-5",
@@ -116,11 +116,9 @@ async def receive_only(spec: dict[str, Any], messages: list[dict[str, str]]) -> 
     )
     transport = Transport(request.endpoint, shared_client())
     session_id, _ = await transport.create_session(request.body)
-    headers = request.endpoint.headers() | {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
-    url = request.endpoint.url(f"/api/sessions/{session_id}/messages")
-    async with transport.client.stream("GET", url, params={"logDeltas": "1"}, headers=headers) as response:
+    async with transport.event_stream_body(session_id) as (chunks, _socket):
         tail = b""
-        async for chunk in _body_chunks(response):
+        async for chunk in chunks:
             if _DONE_EVENT in tail + chunk[:64] or _DONE_EVENT in chunk[-256:]:
                 break  # (the stream stays open after it, as conol's does)
             tail = chunk[-64:]
@@ -148,7 +146,7 @@ async def end_to_end(spec: dict[str, Any], sizes: dict[str, Any]) -> dict[str, A
                 messages = [{"role": "user", "content": work.prompt(tag)}]
                 gc.collect()
                 cpu0, wall0 = time.process_time(), time.perf_counter()
-                text = await _consume(provider, spec, messages, work)
+                text = await _consume(provider, spec, messages)
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 rec = records(spec["control"]).get(tag, {})
                 exact = None if text is None else text == work.text
@@ -157,9 +155,7 @@ async def end_to_end(spec: dict[str, Any], sizes: dict[str, Any]) -> dict[str, A
     return out
 
 
-async def _consume(
-    provider: str, spec: dict[str, Any], messages: list[dict[str, str]], work: Workload
-) -> str | None:
+async def _consume(provider: str, spec: dict[str, Any], messages: list[dict[str, str]]) -> str | None:
     """One long answer through ``provider``'s path (see E2E_MODES); the text it streamed."""
     import litellm
 

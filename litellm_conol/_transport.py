@@ -247,6 +247,12 @@ class Transport:
     @asynccontextmanager
     async def event_stream(self, session_id: str) -> AsyncIterator[EventStream]:
         """The session's SSE ``data`` payloads, as bytes (comments and heartbeats dropped)."""
+        async with self.event_stream_body(session_id) as (chunks, raw_socket):
+            yield EventStream(_payloads(chunks), raw_socket)
+
+    @asynccontextmanager
+    async def event_stream_body(self, session_id: str) -> AsyncIterator[tuple[AsyncIterator[bytes], Any]]:
+        """The opened and checked event stream: its body's chunks as read, and its socket."""
         headers = self.endpoint.headers() | {
             "Accept": "text/event-stream",
             # With gzip the real service buffers the stream into large bursts (spec §2.3).
@@ -265,7 +271,7 @@ class Transport:
                         "conol answered the event-stream request with "
                         f"{content_type or 'no content type'} instead of text/event-stream"
                     )
-                yield EventStream(_payloads(_body_chunks(response)), _socket_of(response))
+                yield _body_chunks(response), _socket_of(response)
         except httpx.HTTPError as exc:
             raise error_for_transport(exc, "reading the event stream", secrets=self._secrets) from None
 
