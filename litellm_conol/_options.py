@@ -176,10 +176,7 @@ def _tools_and_choice(tools: list[ToolSpec], tool_choice: Any) -> tuple[list[Too
 
 def _timing(params: Mapping[str, Any]) -> Timing:
     defaults = Timing()
-    settle_default = defaults.settle_window
-    if os.environ.get(ENV_SETTLE, "").strip():
-        settle_default = _seconds({ENV_SETTLE: os.environ[ENV_SETTLE]}, ENV_SETTLE, settle_default)
-    settle = _seconds(params, "settle_window", settle_default)
+    settle = _seconds(params, "settle_window", defaults.settle_window, env=ENV_SETTLE)
     interval = _seconds(params, "status_poll_interval", defaults.poll_interval)
     tool_settle = _seconds(params, "tool_call_settle", defaults.tool_call_settle)
     return Timing(
@@ -210,10 +207,7 @@ def _budgets(params: Mapping[str, Any], defaults: Timing) -> dict[str, float]:
         ("first_event_timeout", ENV_FIRST_EVENT_TIMEOUT, defaults.first_event_timeout),
         ("idle_timeout", ENV_IDLE_TIMEOUT, defaults.idle_timeout),
     ):
-        value = params.get(name)
-        source = name
-        if value is None and os.environ.get(env):
-            value, source = os.environ[env], env
+        value, source = _option_or_env(params, name, env)
         budgets[name] = default if value is None else _budget_seconds(source, value)
     return budgets
 
@@ -232,11 +226,23 @@ def _max_concurrent_polls() -> int:
     return value
 
 
-def _budget_seconds(name: str, value: Any) -> float:
+def _option_or_env(params: Mapping[str, Any], name: str, env: str | None) -> tuple[Any, str]:
+    """The call's/deployment's value, else the environment's; with where it came from (for errors)."""
+    value = params.get(name)
+    if value is None and env and os.environ.get(env, "").strip():
+        return os.environ[env], env
+    return value, name
+
+
+def _as_seconds(name: str, value: Any) -> float:
     try:
-        seconds = float(value)
+        return float(value)
     except (TypeError, ValueError):
         raise BadRequest(f"{name} must be a number of seconds, got {value!r}") from None
+
+
+def _budget_seconds(name: str, value: Any) -> float:
+    seconds = _as_seconds(name, value)
     if not 0 < seconds <= MAX_BUDGET_SECONDS:
         raise BadRequest(
             f"{name} must be more than 0 and at most {MAX_BUDGET_SECONDS:g} seconds, got {seconds}"
@@ -244,16 +250,13 @@ def _budget_seconds(name: str, value: Any) -> float:
     return seconds
 
 
-def _seconds(params: Mapping[str, Any], name: str, default: float) -> float:
-    value = params.get(name)
+def _seconds(params: Mapping[str, Any], name: str, default: float, env: str | None = None) -> float:
+    value, source = _option_or_env(params, name, env)
     if value is None:
         return default
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{name} must be a number of seconds, got {value!r}") from None
+    seconds = _as_seconds(source, value)
     if not 0 <= seconds <= 120:
-        raise BadRequest(f"{name} must be between 0 and 120 seconds, got {seconds}")
+        raise BadRequest(f"{source} must be between 0 and 120 seconds, got {seconds}")
     return seconds
 
 
