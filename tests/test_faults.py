@@ -8,6 +8,7 @@ Run with ``-s`` to print the observed matrix (exception and time to fail per row
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -515,6 +516,9 @@ async def test_no_fd_task_or_connection_growth_after_1000_requests(fake):
 # --- the same matrix through the real proxy -------------------------------------------------------
 
 
+PROXY_POLL_SLOTS = 2
+
+
 @pytest.fixture(scope="module")
 def fault_proxy(tmp_path_factory):
     """A proxy with no retries and no cooldowns, so each request meets its fault exactly once."""
@@ -524,7 +528,12 @@ def fault_proxy(tmp_path_factory):
             deployment("conol-refused", api_base=f"http://127.0.0.1:{closed_port()}", api_key="unused"),
         ]
         config = proxy_config(model_list, router_settings={"num_retries": 0, "disable_cooldowns": True})
-        env = {"CONOL_API_BASE": server.base_url, "CONOL_SESSION_TOKEN": server.token}
+        env = {
+            "CONOL_API_BASE": server.base_url,
+            "CONOL_SESSION_TOKEN": server.token,
+            # every fault row also runs with polls queued behind a small limit
+            "CONOL_MAX_CONCURRENT_POLLS": str(PROXY_POLL_SLOTS),
+        }
         with running_proxy(tmp_path_factory.mktemp("fault-proxy"), config, env) as proxy:
             yield server, proxy
 
@@ -622,6 +631,48 @@ def test_client_disconnect_through_proxy_closes_upstream_within_100ms(via_proxy)
     time.sleep(1.0)
     assert close_delay < 0.1, f"upstream closed {close_delay * 1000:.0f} ms after the client left"
     assert session.status_polls == polls_at_close, "status polling went on after the client left"
+
+
+def sockets_to(pid: int, port: int) -> int:
+    """TCP connections of process ``pid`` whose remote end is 127.0.0.1:``port``."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    count = 0
+    with open(f"/proc/{pid}/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if remote_port == port and fields[9] in inodes:
+                count += 1
+    return count
+
+
+@pytest.mark.timeout(60)
+def test_quiet_streams_through_the_proxy_poll_through_a_few_shared_connections(via_proxy):
+    """10 streams go quiet together and poll in lockstep: the proxy holds one connection per
+    stream plus at most CONOL_MAX_CONCURRENT_POLLS for the polls, and every answer is exact."""
+    import concurrent.futures
+
+    server, proxy = via_proxy
+    streams = 10
+    port = int(server.base_url.rsplit(":", 1)[1])
+    body = chat_body("conol-fault", "[[fake:silence]]")
+    with concurrent.futures.ThreadPoolExecutor(streams) as pool:
+        outcomes = [pool.submit(stream_chat, proxy.base_url, body) for _ in range(streams)]
+        assert server.wait_until(
+            lambda: (
+                len(server.sessions) == streams and all(s.status_polls >= 3 for s in server.sessions.values())
+            ),
+            10.0,
+        ), "the sessions did not all go quiet and poll"
+        held = sockets_to(proxy.process.pid, port)
+        results = [outcome.result(timeout=30) for outcome in outcomes]
+    assert streams <= held <= streams + PROXY_POLL_SLOTS
+    assert [r.content for r in results] == [SCENARIOS["silence"].final_text] * streams
 
 
 @pytest.mark.timeout(120)
