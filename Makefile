@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test lint typecheck unit bench fake clean
+.PHONY: run test lint typecheck unit bench fake clean redis-server
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/litellm-conol serve $(ARGS)
 
-test: $(STAMP) lint typecheck
+test: $(STAMP) redis-server lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
@@ -27,6 +27,21 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# The tests of two proxy instances sharing Redis need a redis-server binary (they start their own on a
+# free port). Installed with apt-get only when it is missing and we are root with apt; otherwise those
+# tests skip with the reason (and fail under CI=true, so a green CI never hides a missing install).
+redis-server:
+	@if command -v redis-server >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "redis-server is missing: installing it with apt-get"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			-o DPkg::Lock::Timeout=300 redis-server; } \
+		|| echo "apt-get could not install redis-server: the Redis tests will skip (and fail under CI=true)"; \
+	else \
+		echo "redis-server is missing and cannot be installed here (needs root and apt-get):" \
+			"the Redis tests will skip (and fail under CI=true)"; \
+	fi
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/test_core.py $(PYTEST_ARGS)
