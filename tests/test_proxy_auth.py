@@ -1,0 +1,95 @@
+"""Through the real proxy (the session ``proxy`` fixture, no database): the master key is required.
+
+What LiteLLM 1.108.7 answers without a database (``DATABASE_URL`` unset), read in
+``litellm/proxy/auth/user_api_key_auth.py``: any key other than the master key is taken for a virtual
+key, which lives in the database, so a wrong key is refused with 400 ``no_db_connection`` rather than
+401. Virtual keys (``/key/generate``) need the database. Whatever the refusal, nothing reaches conol.
+
+The ``prisma`` Python package must be installed (our ``proxy`` extra has it): LiteLLM's error
+handlers ``import prisma``, and without it a request with no key is a bare 500 instead of a 401.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fault_support import chat_body
+from proxyproc import MASTER_KEY
+
+from litellm_conol.fake import BUILTINS, FakeConol
+
+pytestmark = pytest.mark.timeout(60)
+
+ANSWER = BUILTINS["done"].final_text
+BODY = chat_body("conol/claude-haiku-4-5", "[[fake:done]]")
+
+
+def creates(fake: FakeConol) -> int:
+    return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
+
+
+def chat(proxy, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(f"{proxy.base_url}/v1/chat/completions", json=BODY, headers=headers, timeout=30)
+
+
+@pytest.fixture
+def fake(e2e_fake: FakeConol) -> FakeConol:
+    e2e_fake.reset()
+    return e2e_fake
+
+
+def test_a_request_without_a_key_is_a_401(proxy, fake) -> None:
+    response = chat(proxy, {})
+    assert response.status_code == 401
+    assert response.json()["error"] == {
+        "message": "Authentication Error, No api key passed in.",
+        "type": "auth_error",
+        "param": "None",
+        "code": "401",
+    }
+    assert creates(fake) == 0
+
+
+def test_a_key_without_bearer_is_a_401(proxy, fake) -> None:
+    response = chat(proxy, {"Authorization": MASTER_KEY})
+    assert response.status_code == 401
+    assert response.json()["error"]["message"] == (
+        "Authentication Error, Malformed API Key passed in. Ensure Key has `Bearer ` prefix."
+    )
+    assert creates(fake) == 0
+
+
+@pytest.mark.parametrize("key", ["sk-wrong", MASTER_KEY + "x", "not-even-sk"])
+def test_a_wrong_key_is_refused_without_a_database(proxy, fake, key: str) -> None:
+    response = chat(proxy, {"Authorization": f"Bearer {key}"})
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "message": "No connected db.",
+        "type": "no_db_connection",
+        "param": None,
+        "code": "400",
+    }
+    assert key not in response.text
+    assert creates(fake) == 0
+
+
+@pytest.mark.parametrize("header", ["Authorization", "x-litellm-api-key"])
+def test_the_master_key_gets_the_exact_answer(proxy, fake, header: str) -> None:
+    value = f"Bearer {MASTER_KEY}" if header == "Authorization" else MASTER_KEY
+    response = chat(proxy, {header: value})
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["message"]["content"] == ANSWER
+    assert creates(fake) == 1
+
+
+def test_virtual_keys_need_the_database(proxy, fake) -> None:
+    response = httpx.post(
+        f"{proxy.base_url}/key/generate",
+        json={"models": ["claude-haiku-4-5"], "max_budget": 1.0},
+        headers={"Authorization": f"Bearer {MASTER_KEY}"},
+        timeout=30,
+    )
+    assert response.status_code == 500
+    message = response.json()["error"]["message"]
+    assert "DB not connected. This endpoint needs a database; set DATABASE_URL" in message
+    assert MASTER_KEY not in response.text
