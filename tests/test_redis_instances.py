@@ -60,7 +60,7 @@ def creates(fake: FakeConol) -> int:
     return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
 
 
-def team_config(redis_port: int, fakes: Fakes) -> dict[str, Any]:
+def team_config(fakes: Fakes) -> dict[str, Any]:
     """A team-like config: an rpm-capped model that falls back to another, a pair with a preferred
     deployment and a backup, everything counted and cooled down through one Redis."""
     return proxy_config(
@@ -73,8 +73,8 @@ def team_config(redis_port: int, fakes: Fakes) -> dict[str, Any]:
         ],
         router_settings={
             "routing_strategy": "usage-based-routing-v2",
-            "redis_host": "127.0.0.1",
-            "redis_port": redis_port,
+            "redis_host": "os.environ/REDIS_HOST",
+            "redis_port": "os.environ/REDIS_PORT",
             "num_retries": 2,
             "retry_after": 0,
             "cooldown_time": 60,
@@ -115,8 +115,12 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
         stack.callback(server.stop)
         server.wait_ready()
         path = directory / "config.yaml"
-        path.write_text(yaml.safe_dump(team_config(server.port, fakes)))
-        env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
+        path.write_text(yaml.safe_dump(team_config(fakes)))
+        env = {
+            "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]),
+            "REDIS_HOST": "127.0.0.1",
+            "REDIS_PORT": str(server.port),
+        }
         # Both start at once (a start costs ~5-10 s); both are stopped whatever happens.
         instances = [ProxyProcess(config=path, env=env, log_path=directory / f"proxy-{n}.log") for n in "ab"]
         for instance in instances:
@@ -198,7 +202,19 @@ def test_both_instances_keep_serving_when_redis_dies(team: Team) -> None:
     """Redis is killed mid-run: every request to either instance still gets the exact answer, and the
     rpm limit degrades to a per-instance count: each instance alone lets rpm - 1 = 3 through (its
     selection skips a deployment whose count + 1 reaches the limit), 6 in all instead of 4."""
+    # Both instances hold the preferred deployment's cooldown (from the test above, or from now).
+    team.fakes.primary.configure(create_status=429, create_retry_after="30")
+    for instance in (team.a, team.b):
+        assert_answer(post_chat(instance.base_url, chat_body("team-haiku", PROMPT)))
+    primary_creates = creates(team.fakes.primary)
+
     team.redis.kill()
+    for instance in (team.a, team.b):  # a cooldown an instance holds outlives Redis
+        outcome = post_chat(instance.base_url, chat_body("team-haiku", PROMPT))
+        assert_answer(outcome)
+        assert served_by(outcome) == "backup"
+    assert creates(team.fakes.primary) == primary_creates
+
     wait_for_minute_room(10)
     served = []
     for i in range(3 * RPM_LIMIT):
