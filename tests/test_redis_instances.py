@@ -41,6 +41,11 @@ RPM_LIMIT = 4
 # A sibling instance re-reads a cooldown key it does not hold from Redis at most this often
 # (LiteLLM's DEFAULT_COOLDOWN_REDIS_READ_INTERVAL_SECONDS).
 COOLDOWN_REDIS_READ_INTERVAL = 1.0
+# What each proxy logs when one of its Redis clients stops calling a dead Redis (the router's usage
+# and cooldown cache, and the proxy's own): from then on it serves from memory without trying.
+BREAKER_OPENED = "Redis circuit breaker OPENED"
+BREAKERS_PER_INSTANCE = 2
+BREAKER_WARMUP_REQUESTS = 15
 
 
 def conol(name: str, fake: FakeConol, deployment_id: str, **params: Any) -> dict[str, Any]:
@@ -199,17 +204,26 @@ def test_a_cooldown_set_by_one_instance_is_honoured_by_the_other(team: Team) -> 
 
 
 def test_both_instances_keep_serving_when_redis_dies(team: Team) -> None:
-    """Redis is killed mid-run: every request to either instance still gets the exact answer, and the
-    rpm limit degrades to a per-instance count: each instance alone lets rpm - 1 = 3 through (its
-    selection skips a deployment whose count + 1 reaches the limit), 6 in all instead of 4."""
-    # Both instances hold the preferred deployment's cooldown (from the test above, or from now).
-    team.fakes.primary.configure(create_status=429, create_retry_after="30")
-    for instance in (team.a, team.b):
-        assert_answer(post_chat(instance.base_url, chat_body("team-haiku", PROMPT)))
-    primary_creates = creates(team.fakes.primary)
+    """Redis is killed mid-run: every request to either instance still gets the exact answer. Once
+    LiteLLM's Redis circuit breakers have opened (after 5 failed Redis calls), each instance works from
+    its own memory: a cooldown it holds is honoured, and the rpm limit is counted per instance: each
+    lets rpm - 1 = 3 through (its selection skips a deployment whose count + 1 reaches the limit),
+    6 in all instead of 4.
 
+    Before the breakers open, a failed Redis read of the cooldowns or the rpm counters counts as
+    "nothing known": a request may then try the cooled deployment (and retry on the backup).
+    """
+    team.fakes.primary.configure(create_status=429, create_retry_after="30")
     team.redis.kill()
-    for instance in (team.a, team.b):  # a cooldown an instance holds outlives Redis
+    for instance in (team.a, team.b):
+        for _ in range(BREAKER_WARMUP_REQUESTS):
+            assert_answer(post_chat(instance.base_url, chat_body("team-haiku", PROMPT)))
+            if instance.log().count(BREAKER_OPENED) >= BREAKERS_PER_INSTANCE:
+                break
+        assert instance.log().count(BREAKER_OPENED) >= BREAKERS_PER_INSTANCE, instance.log()[-3000:]
+
+    primary_creates = creates(team.fakes.primary)
+    for instance in (team.a, team.b, team.a, team.b):
         outcome = post_chat(instance.base_url, chat_body("team-haiku", PROMPT))
         assert_answer(outcome)
         assert served_by(outcome) == "backup"
