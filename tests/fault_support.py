@@ -22,6 +22,7 @@ import yaml
 from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
 from litellm_conol._transport import pooled_connections
+from litellm_conol.fake import FakeConol
 
 TESTS = Path(__file__).resolve().parent
 AUTH = {"Authorization": f"Bearer {MASTER_KEY}"}
@@ -74,6 +75,25 @@ def running_proxy(
 
 def deployment(name: str, model: str = "conol/claude-haiku-4-5", **params: Any) -> dict[str, Any]:
     return {"model_name": name, "litellm_params": {"model": model, **params}}
+
+
+def conol(fake: FakeConol, model_name: str, deployment_id: str, **params: Any) -> dict[str, Any]:
+    """A ``conol/claude-haiku-4-5`` deployment of ``model_name`` on ``fake``, with a known id."""
+    return {
+        "model_name": model_name,
+        "litellm_params": {
+            "model": "conol/claude-haiku-4-5",
+            "api_base": fake.base_url,
+            "api_key": fake.token,
+            **params,
+        },
+        "model_info": {"id": deployment_id},
+    }
+
+
+def creates(fake: FakeConol) -> int:
+    """Session creations ``fake`` received (refused ones included)."""
+    return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
 
 
 # --- talking to the proxy ---------------------------------------------------------------------------

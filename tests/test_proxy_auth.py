@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from fault_support import chat_body
+from fault_support import chat_body, creates
 from proxyproc import MASTER_KEY
 
 from litellm_conol.fake import BUILTINS, FakeConol
@@ -22,10 +22,6 @@ pytestmark = pytest.mark.timeout(60)
 
 ANSWER = BUILTINS["done"].final_text
 BODY = chat_body("conol/claude-haiku-4-5", "[[fake:done]]")
-
-
-def creates(fake: FakeConol) -> int:
-    return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
 
 
 def chat(proxy, headers: dict[str, str]) -> httpx.Response:

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fault_support import TESTS, Outcome, chat_body, post_chat, proxy_config
+from fault_support import TESTS, Outcome, chat_body, conol, creates, post_chat, proxy_config
 from proxyproc import ROOT, ProxyProcess
 from redisproc import RedisServer, require_redis_server
 
@@ -48,33 +48,16 @@ BREAKERS_PER_INSTANCE = 2
 BREAKER_WARMUP_REQUESTS = 15
 
 
-def conol(name: str, fake: FakeConol, deployment_id: str, **params: Any) -> dict[str, Any]:
-    return {
-        "model_name": name,
-        "litellm_params": {
-            "model": "conol/claude-haiku-4-5",
-            "api_base": fake.base_url,
-            "api_key": fake.token,
-            **params,
-        },
-        "model_info": {"id": deployment_id},
-    }
-
-
-def creates(fake: FakeConol) -> int:
-    return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
-
-
 def team_config(fakes: Fakes) -> dict[str, Any]:
     """A team-like config: an rpm-capped model that falls back to another, a pair with a preferred
     deployment and a backup, everything counted and cooled down through one Redis."""
     return proxy_config(
         [
-            conol("capped", fakes.capped, "capped-1", rpm=RPM_LIMIT),
-            conol("capped-late", fakes.late, "capped-late-1", rpm=RPM_LIMIT),
-            conol("overflow", fakes.overflow, "overflow-1"),
-            conol("team-haiku", fakes.primary, "primary", order=1),
-            conol("team-haiku", fakes.backup, "backup", order=2),
+            conol(fakes.capped, "capped", "capped-1", rpm=RPM_LIMIT),
+            conol(fakes.late, "capped-late", "capped-late-1", rpm=RPM_LIMIT),
+            conol(fakes.overflow, "overflow", "overflow-1"),
+            conol(fakes.primary, "team-haiku", "primary", order=1),
+            conol(fakes.backup, "team-haiku", "backup", order=2),
         ],
         router_settings={
             "routing_strategy": "usage-based-routing-v2",
@@ -160,15 +143,21 @@ def assert_answer(outcome: Outcome) -> None:
     assert outcome.body["choices"][0]["message"]["content"] == ANSWER
 
 
+def alternate(team: Team, model: str, count: int) -> list[str]:
+    """``count`` requests, one at a time, to A, B, A, …: each gets the exact answer; who served each."""
+    served = []
+    for i in range(count):
+        outcome = post_chat((team.a, team.b)[i % 2].base_url, chat_body(model, PROMPT))
+        assert_answer(outcome)
+        served.append(served_by(outcome))
+    return served
+
+
 def test_an_rpm_limit_holds_across_both_instances_together(team: Team) -> None:
     """Requests alternate between the instances: exactly RPM_LIMIT reach the capped deployment in all,
     every later one goes to its fallback (still the exact answer); without a fallback it is a 429."""
     wait_for_minute_room(10)
-    served = []
-    for i in range(2 * RPM_LIMIT):
-        outcome = post_chat((team.a, team.b)[i % 2].base_url, chat_body("capped", PROMPT))
-        assert_answer(outcome)
-        served.append(served_by(outcome))
+    served = alternate(team, "capped", 2 * RPM_LIMIT)
 
     assert served == ["capped-1"] * RPM_LIMIT + ["overflow-1"] * RPM_LIMIT
     assert (creates(team.fakes.capped), creates(team.fakes.overflow)) == (RPM_LIMIT, RPM_LIMIT)
@@ -230,11 +219,7 @@ def test_both_instances_keep_serving_when_redis_dies(team: Team) -> None:
     assert creates(team.fakes.primary) == primary_creates
 
     wait_for_minute_room(10)
-    served = []
-    for i in range(3 * RPM_LIMIT):
-        outcome = post_chat((team.a, team.b)[i % 2].base_url, chat_body("capped-late", PROMPT))
-        assert_answer(outcome)
-        served.append(served_by(outcome))
+    served = alternate(team, "capped-late", 3 * RPM_LIMIT)
 
     per_instance = RPM_LIMIT - 1
     assert served == ["capped-late-1"] * 2 * per_instance + ["overflow-1"] * (

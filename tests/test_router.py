@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import litellm
 import pytest
-from fault_support import chat_body, post_chat, proxy_config, running_proxy, stream_chat
+from fault_support import chat_body, conol, creates, post_chat, proxy_config, running_proxy, stream_chat
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS, FakeConol
@@ -24,23 +24,6 @@ pytestmark = pytest.mark.timeout(90)
 
 ANSWER = BUILTINS["done"].final_text
 PROMPT = [{"role": "user", "content": "[[fake:done]]"}]
-
-
-def conol(fake: FakeConol, model_name: str, deployment_id: str, **params) -> dict:
-    return {
-        "model_name": model_name,
-        "litellm_params": {
-            "model": "conol/claude-haiku-4-5",
-            "api_base": fake.base_url,
-            "api_key": fake.token,
-            **params,
-        },
-        "model_info": {"id": deployment_id},
-    }
-
-
-def creates(fake: FakeConol) -> int:
-    return sum(1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions")
 
 
 @pytest.fixture(scope="module")
