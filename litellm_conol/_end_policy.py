@@ -148,9 +148,14 @@ class EndPolicy:
 
     # -- the decision --
 
-    def next_step(self, now: float, *, committed: bool = False, client_tool: bool = False) -> Step:
+    def next_step(
+        self, now: float, *, committed: bool = False, client_tool: bool = False, cut: str | None = None
+    ) -> Step:
         if self._definitive is not None:
             return Finish(self._definitive)
+        if cut is not None:
+            # The answer was cut (stop sequence, max_tokens): whatever conol writes next is unseen.
+            return Finish(cut)
         if client_tool:
             # The model asked the client to run a tool: the agent will wait for a result it never
             # gets, so end once sibling calls had a moment to arrive.
