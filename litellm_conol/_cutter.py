@@ -100,34 +100,33 @@ class TokenBudget:
 
     def _reset(self) -> None:
         self._text = ""  # the text last checked; all of it is within the limit
-        self._anchor_len = 0  # text[:anchor_len] has at most anchor_tokens tokens …
+        self._anchor_len = 0  # text[:anchor_len] has at most anchor_tokens tokens
         self._anchor_tokens = 0
-        self._anchor_exact = True  # … exactly that many, if it was counted whole
         self._bytes_since_anchor = 0
 
     def check(self, text: str) -> str | None:
         """``None`` while ``text`` is within the limit; else the longest prefix that is."""
         if not text.startswith(self._text):
             self._reset()  # rewritten: what was counted no longer holds
-        self._bytes_since_anchor += _utf8_len(text[len(self._text) :])
-        self._text, checked = text, self._text
+        checked = self._text
+        self._bytes_since_anchor += _utf8_len(text[len(checked) :])
+        self._text = text
         rest = len(text) - self._anchor_len
         slack = JUNCTION_SLACK + rest // COUNTER_CHUNK if self._anchor_len else 0
         if self._anchor_tokens + slack + self._bytes_since_anchor <= self.limit:
             return None
         bound = self._anchor_tokens + slack + self._counted(text[self._anchor_len :])
         if bound <= self.limit:
-            self._set_anchor(len(text), bound, exact=not self._anchor_len)
+            self._set_anchor(len(text), bound)
             return None
-        whole = bound if not self._anchor_len else self._counted(text)
+        whole = bound if not self._anchor_len else self._counted(text)  # from 0 the part is the whole
         if whole <= self.limit:
-            self._set_anchor(len(text), whole, exact=True)
+            self._set_anchor(len(text), whole)
             return None
         return text[: self._cut_point(text, len(checked), whole)]
 
-    def _set_anchor(self, length: int, tokens: int, *, exact: bool) -> None:
-        self._anchor_len, self._anchor_tokens, self._anchor_exact = length, tokens, exact
-        self._bytes_since_anchor = 0
+    def _set_anchor(self, length: int, tokens: int) -> None:
+        self._anchor_len, self._anchor_tokens, self._bytes_since_anchor = length, tokens, 0
 
     def _counted(self, text: str) -> int:
         self.counts += 1
@@ -146,6 +145,7 @@ class TokenBudget:
         whenever a probe does not halve the range, which bounds the worst case.
         """
         low, high = within, len(text)
+        # for interpolation only: the anchor's count stands in for the count of text[:within]
         low_count, high_count = min(self.limit, self._anchor_tokens), over
         estimate = self._estimated_cut(text, within, over)
         for probe in (estimate, estimate + 1):
@@ -164,7 +164,7 @@ class TokenBudget:
                 guess = low + 1 if text[low].isspace() else _word_end(text, low + 1, high)
             else:  # where the count would pass the limit if it grew evenly over the range
                 share = (self.limit + 0.5 - low_count) / max(1, high_count - low_count)
-                guess = _word_end(text, low + max(1, int(span * share)), high)
+                guess = _word_end(text, min(high - 1, low + max(1, int(span * share))), high)
             tokens = self._counted(text[:guess])
             if tokens <= self.limit:
                 low, low_count = guess, tokens
@@ -189,11 +189,11 @@ class TokenBudget:
 
 
 def _word_end(text: str, at: int, high: int) -> int:
-    """``at``, or the end of the word it falls in (the next token starts after it), below ``high``."""
+    """The end of the word ``at`` falls in (a token seldom spans it), if before ``high``; else ``at``."""
     end = at
-    while end < high - 1 and not text[end].isspace():
+    while end < high and not text[end].isspace():
         end += 1
-    return end if end < high - 1 or at >= high - 1 else min(at, high - 1)
+    return end if end < high else at
 
 
 def _utf8_len(text: str) -> int:

@@ -151,11 +151,11 @@ class EndPolicy:
     def next_step(
         self, now: float, *, committed: bool = False, client_tool: bool = False, cut: str | None = None
     ) -> Step:
-        if self._definitive is not None:
-            return Finish(self._definitive)
         if cut is not None:
             # The answer was cut (stop sequence, max_tokens): whatever conol writes next is unseen.
             return Finish(cut)
+        if self._definitive is not None:
+            return Finish(self._definitive)
         if client_tool:
             # The model asked the client to run a tool: the agent will wait for a result it never
             # gets, so end once sibling calls had a moment to arrive.

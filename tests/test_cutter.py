@@ -124,6 +124,13 @@ def test_an_answer_that_ends_within_max_tokens_is_whole():
     assert outcome == "one two three four"
 
 
+def test_a_rewritten_text_is_counted_again():
+    cutter = AnswerCutter(max_tokens=3, count_tokens=words)
+    assert cutter.visible("one two three") == "one two three"
+    assert cutter.visible("uno dos") == "uno dos"  # rewritten: what was counted is forgotten
+    assert cutter.visible("uno dos tres cuatro") == Cut("uno dos tres ", "length")
+
+
 def test_stop_and_max_tokens_together_whichever_comes_first():
     text = "a b c d e f STOP g h"
     assert play(AnswerCutter(stop=["STOP"], max_tokens=3, count_tokens=words), [text])[1] == Cut(
@@ -207,9 +214,23 @@ def test_a_cut_before_a_tool_call_means_no_tool_call():
     assert a.tool_calls == [] and a.final_text == "Checking."
 
 
+def test_text_held_back_before_a_tool_call_is_released_when_the_turn_ends():
+    a = Assembler(client_tools=frozenset({"get_weather"}), cutter=AnswerCutter(stop=["[END]"]))
+    pieces = feed(
+        a, "Let me check [E", extra=[delta(stage(logs=[tool_log("get_weather", {"city": "Paris"})]))]
+    )
+    assert streamed(pieces) == "Let me check " and [
+        p.name for p in pieces if isinstance(p, ClientToolCall)
+    ] == ["get_weather"]
+    assert a.finish() == [TextDelta("[E")]
+    assert a.final_text == "Let me check [E" and a.cut is None
+
+
 def test_the_end_policy_finishes_at_once_on_a_cut():
     policy = EndPolicy(Timing(), now=0.0)
     assert policy.next_step(0.0, cut="stop sequence") == Finish("stop sequence")
+    policy.on_definitive("done event")  # the cut is why the answer ended, whatever came with it
+    assert policy.next_step(0.0, cut="max_tokens") == Finish("max_tokens")
 
 
 def test_litellm_is_the_counter():
