@@ -109,6 +109,8 @@ class TokenBudget:
         if not text.startswith(self._text):
             self._reset()  # rewritten: what was counted no longer holds
         checked = self._text
+        if len(text) == len(checked):
+            return None  # nothing new (an event of reasoning or tools): still within the limit
         self._bytes_since_anchor += _utf8_len(text[len(checked) :])
         self._text = text
         rest = len(text) - self._anchor_len

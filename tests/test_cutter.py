@@ -119,6 +119,15 @@ def test_a_short_answer_is_never_counted():
     assert budget.counts == 0  # 99 bytes cannot hold more than 99 tokens
 
 
+def test_the_same_text_again_is_not_counted_again():
+    budget = TokenBudget(10, words)
+    assert budget.check("one two three four five six seven eight nine ten") is None
+    counts = budget.counts
+    for _ in range(5):  # events that add reasoning or tools, not answer text
+        assert budget.check("one two three four five six seven eight nine ten") is None
+    assert budget.counts == counts
+
+
 def test_an_answer_that_ends_within_max_tokens_is_whole():
     _, outcome = play(AnswerCutter(max_tokens=10, count_tokens=words), ["one two", "one two three four"])
     assert outcome == "one two three four"
