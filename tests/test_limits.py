@@ -57,6 +57,10 @@ def collect(chunks) -> tuple[str, str | None, set[str]]:
     return "".join(content), finish, ids
 
 
+def connection_closed(connection):
+    return lambda: connection.closed_at is not None
+
+
 def assert_closed_early(fake) -> None:
     """The client closed conol's stream at the cut, while the agent was still writing."""
     session = fake.last_session
@@ -140,12 +144,21 @@ async def test_max_completion_tokens_async(kw, conol_fake):
     assert response.choices[0].finish_reason == "length"
 
 
-async def test_max_tokens_async_stream_the_smaller_of_both_wins(kw, conol_fake):
+async def test_max_tokens_async_stream_closes_upstream_before_the_last_text_is_read(kw, conol_fake):
     stream = await litellm.acompletion(
         **ask(LONG, max_tokens=LIMIT, max_completion_tokens=LIMIT + 100), stream=True, **kw
     )
-    content, finish, _ = collect([chunk async for chunk in stream])
-    assert (content, finish) == (longest_prefix_within(LIMIT), "length")
+    chunks, seen, closed_while_holding_it = [], "", None
+    async for chunk in stream:
+        chunks.append(chunk)
+        seen += (chunk.choices[0].delta.content or "") if chunk.choices else ""
+        if seen == longest_prefix_within(LIMIT) and closed_while_holding_it is None:
+            # the chunk that ends the answer is in our hands and we have not asked for more:
+            # conol's stream is closed already, the handler did not wait for the consumer
+            connection = conol_fake.last_session.connections[-1]
+            closed_while_holding_it = await conol_fake.await_until(connection_closed(connection), 2.0)
+    assert closed_while_holding_it is True
+    assert collect(chunks)[:2] == (longest_prefix_within(LIMIT), "length")  # the smaller limit
     assert_closed_early(conol_fake)
     response = await litellm.acompletion(
         **ask(LONG, max_tokens=LIMIT + 100, max_completion_tokens=LIMIT), **kw
