@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._cutter import AnswerCutter, Cut
 from ._errors import AgentFailed
 from ._render import tool_arguments
 from ._wire import ConolEvent, ContentPart, DoneEvent, ErrorEvent, HistoryDelta, LogEntry, Stage, ToolUse
@@ -131,8 +132,11 @@ class _Channel:
     def has_commit(self) -> bool:
         return bool(self._committed)
 
-    def take_delta(self) -> str:
-        current = self.text
+    def take_delta(self, current: str | None = None) -> str:
+        """What extends the text streamed so far: of the whole text, or of ``current`` (the part
+        of it that may be shown now)."""
+        if current is None:
+            current = self.text
         if len(current) == len(self.emitted):
             if current != self.emitted:
                 self.rewritten = True
@@ -188,6 +192,8 @@ class Assembler:
     ``expose_builtins``: also return conol's built-in tool calls as client tool calls.
     ``max_tool_calls``: keep at most this many client tool calls (``parallel_tool_calls=false`` → 1).
     ``dropped_tools``: the request's tools that ``tool_choice`` excluded: their calls are ignored.
+    ``cutter``: ``stop`` / ``max_tokens`` of the request; once it cuts the answer, ``cut`` says where
+    and why, and later events are ignored (the driver ends the turn).
     """
 
     client_tools: frozenset[str] = frozenset()
@@ -195,12 +201,14 @@ class Assembler:
     expose_builtins: bool = False
     max_tool_calls: int | None = None
     new_call_id: Callable[[], str] = _default_call_id
+    cutter: AnswerCutter | None = None
 
     answer: _Channel = field(default_factory=_Channel, init=False)
     reasoning: _Channel = field(default_factory=_Channel, init=False)
     tool_calls: list[ClientToolCall] = field(default_factory=list, init=False)
     dropped_calls: list[BuiltinToolUse] = field(default_factory=list, init=False)
     done: bool = field(default=False, init=False)
+    cut: Cut | None = field(default=None, init=False)
     _tools: dict[tuple[str, str], _ToolRecord] = field(default_factory=dict, init=False)
 
     # -- what the driver asks --
@@ -221,7 +229,7 @@ class Assembler:
 
     @property
     def final_text(self) -> str:
-        return self.answer.text
+        return self.cut.text if self.cut is not None else self.answer.text
 
     @property
     def final_reasoning(self) -> str:
@@ -243,7 +251,23 @@ class Assembler:
             pieces.extend(self.feed(event))
         return pieces
 
+    def finish(self) -> list[Piece]:
+        """The answer ended on its own: the text held back for a possible stop sequence, or the
+        last cut by ``max_tokens``. Call it once, when the turn ends."""
+        if self.cutter is None or self.cut is not None:
+            return []
+        delta = self._answer_delta(self.cutter.final(self.answer.text))
+        return [TextDelta(delta)] if delta else []
+
+    def _answer_delta(self, shown: str | Cut | None) -> str:
+        if isinstance(shown, Cut):
+            self.cut = shown
+            return self.answer.take_delta(shown.text)
+        return self.answer.take_delta(shown)
+
     def _feed_delta(self, event: HistoryDelta) -> list[Piece]:
+        if self.cut is not None:
+            return []  # the answer is over; the rest is text nobody will see
         pieces: list[Piece] = []
         for position, stage in enumerate(event.stages):
             stage_key = stage.id or f"#{position}"
@@ -252,7 +276,8 @@ class Assembler:
                 pieces.extend(self._read_log(log))
         # Tool calls first would reorder the answer; text deltas come before this event's tools.
         reasoning_delta = self.reasoning.take_delta()
-        text_delta = self.answer.take_delta()
+        shown = self.cutter.visible(self.answer.text) if self.cutter is not None else None
+        text_delta = self._answer_delta(shown)
         head: list[Piece] = []
         if reasoning_delta:
             head.append(ReasoningDelta(reasoning_delta))

@@ -146,10 +146,16 @@ class SessionRun:
             while True:
                 now = loop.time()
                 step = policy.next_step(
-                    now, committed=self.assembler.committed, client_tool=self.assembler.wants_client_tool
+                    now,
+                    committed=self.assembler.committed,
+                    client_tool=self.assembler.wants_client_tool,
+                    cut=_cut_reason(self.assembler),
                 )
                 if isinstance(step, Finish):
                     self.stats.ended_by = step.reason
+                    tail = self.assembler.finish()  # text held back for a stop sequence that never came
+                    if tail:
+                        yield tail
                     return
                 if isinstance(step, GiveUp):
                     raise RequestTimeout(f"{step.reason}; session {session_id} abandoned")
@@ -168,6 +174,8 @@ class SessionRun:
                 pieces = self._handle(item, policy, loop.time(), session_id, inbox, tasks)
                 if isinstance(item, _Event):
                     pieces += self._handle_queued_events(policy, session_id, inbox, tasks)
+                if self.assembler.cut is not None:
+                    self._drop_upstream()  # before the last text goes out: conol need not write on
                 if pieces:
                     yield coalesce(pieces)
         except ConolError as exc:
@@ -177,9 +185,12 @@ class SessionRun:
             self.stats.status_polls = policy.polls
             # Drop the upstream connection synchronously first: whatever our caller does next
             # (a cancelled proxy request keeps its loop busy for a while), conol sees it at once.
-            for abort in list(self._aborts):
-                abort()
+            self._drop_upstream()
             await _cancel_all(tasks)
+
+    def _drop_upstream(self) -> None:
+        for abort in list(self._aborts):
+            abort()
 
     def _handle_queued_events(
         self, policy: EndPolicy, session_id: str, inbox: _Inbox, tasks: set[asyncio.Task[None]]
@@ -191,7 +202,7 @@ class SessionRun:
         """
         pieces: list[Piece] = []
         for _ in range(MAX_BATCH):
-            if self.assembler.done or self.assembler.wants_client_tool or inbox.empty():
+            if self.assembler.done or self.assembler.wants_client_tool or self.assembler.cut or inbox.empty():
                 break
             item = inbox.get_nowait()
             pieces += self._handle(item, policy, asyncio.get_running_loop().time(), session_id, inbox, tasks)
@@ -319,6 +330,13 @@ class SessionRun:
             raise RequestTimeout(
                 f"conol did not create the session within the {self.timeout:g} s timeout"
             ) from None
+
+
+def _cut_reason(assembler: Assembler) -> str | None:
+    """Why the answer was cut short, as ``ended_by`` says it; ``None`` while it was not."""
+    if assembler.cut is None:
+        return None
+    return "stop sequence" if assembler.cut.reason == "stop" else "max_tokens"
 
 
 def _forget(task: asyncio.Task[None]) -> None:

@@ -148,7 +148,12 @@ class EndPolicy:
 
     # -- the decision --
 
-    def next_step(self, now: float, *, committed: bool = False, client_tool: bool = False) -> Step:
+    def next_step(
+        self, now: float, *, committed: bool = False, client_tool: bool = False, cut: str | None = None
+    ) -> Step:
+        if cut is not None:
+            # The answer was cut (stop sequence, max_tokens): whatever conol writes next is unseen.
+            return Finish(cut)
         if self._definitive is not None:
             return Finish(self._definitive)
         if client_tool:

@@ -15,12 +15,19 @@ from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
 from ._assembler import Assembler
+from ._cutter import AnswerCutter
 from ._driver import SessionInfo, SessionRun
 from ._errors import BadRequest, ModelDowngraded
 from ._options import ConolRequest, build_request
 from ._registration import allow_extra_params
 from ._sync import iterate_sync, run_sync
-from ._transformation import ChunkMaker, estimate_usage, fill_model_response, result_fields
+from ._transformation import (
+    ChunkMaker,
+    answer_token_counter,
+    estimate_usage,
+    fill_model_response,
+    result_fields,
+)
 from ._transport import Transport, shared_client
 
 
@@ -92,10 +99,19 @@ def _session_run(request: ConolRequest) -> SessionRun:
             dropped_tools=request.dropped_tools,
             expose_builtins=request.builtin_tools == "expose",
             max_tool_calls=request.max_tool_calls,
+            cutter=_cutter(request),
         ),
         timing=request.timing,
         timeout=request.timeout,
     )
+
+
+def _cutter(request: ConolRequest) -> AnswerCutter | None:
+    limits = request.limits
+    if not limits.requested:
+        return None
+    counter = answer_token_counter(request.model) if limits.max_tokens is not None else None
+    return AnswerCutter(limits.stop, limits.max_tokens, counter)
 
 
 async def _chunks(

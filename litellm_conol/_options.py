@@ -15,6 +15,7 @@ from typing import Any, Literal
 import httpx
 
 from ._catalog import default_catalog
+from ._cutter import AnswerLimits
 from ._end_policy import Timing
 from ._errors import BadRequest, MissingCredential
 from ._render import convert_tools, map_effort, render_messages
@@ -67,6 +68,7 @@ class ConolRequest:
     tool_choice_required: bool
     max_concurrent_polls: int = DEFAULT_MAX_CONCURRENT_POLLS
     extras: dict[str, Any] = field(default_factory=dict)
+    limits: AnswerLimits = field(default_factory=AnswerLimits)  # stop / max_tokens, enforced by us
 
 
 def build_request(
@@ -81,6 +83,7 @@ def build_request(
     """Validate and resolve one call; raises our 4xx errors before any network call."""
     params = _merged_params(optional_params)
     _refuse_unsupported(params)
+    limits = answer_limits(params)
     endpoint = Endpoint(base_url=_base_url(api_base), token=_token(api_key))
     catalog_model = default_catalog(os.environ.get(ENV_MODELS_FILE)).resolve(model)
     all_tools = convert_tools(params.get("tools"))
@@ -110,6 +113,7 @@ def build_request(
         max_tool_calls=1 if params.get("parallel_tool_calls") is False else None,
         tool_choice_required=tool_choice == "required",
         max_concurrent_polls=_max_concurrent_polls(),
+        limits=limits,
     )
 
 
@@ -280,3 +284,36 @@ def _timeout_seconds(timeout: float | httpx.Timeout | None) -> float:
     if timeout is None:
         return DEFAULT_TIMEOUT
     return float(timeout)
+
+
+MAX_STOP_SEQUENCES = 4  # as OpenAI allows
+
+
+def answer_limits(params: Mapping[str, Any]) -> AnswerLimits:
+    """``stop`` and ``max_tokens`` / ``max_completion_tokens`` (the smaller of the two), checked."""
+    limits = [
+        _token_limit(name, params.get(name))
+        for name in ("max_tokens", "max_completion_tokens")
+        if params.get(name) is not None
+    ]
+    return AnswerLimits(stop=_stop_sequences(params.get("stop")), max_tokens=min(limits, default=None))
+
+
+def _token_limit(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadRequest(f"{name} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _stop_sequences(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    sequences = [value] if isinstance(value, str) else value
+    if not isinstance(sequences, list | tuple):
+        raise BadRequest(f"stop must be a string or a list of strings, got {type(value).__name__}")
+    if len(sequences) > MAX_STOP_SEQUENCES:
+        raise BadRequest(f"stop takes at most {MAX_STOP_SEQUENCES} sequences, got {len(sequences)}")
+    for sequence in sequences:
+        if not isinstance(sequence, str) or not sequence:
+            raise BadRequest(f"stop sequences must be non-empty strings, got {sequence!r}")
+    return tuple(sequences)

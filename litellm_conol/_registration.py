@@ -6,6 +6,9 @@ LiteLLM checks a custom provider's OpenAI params against a generic list without
 ``conol`` provider only we add it to ``allowed_openai_params`` — exactly what a user would pass by
 hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so wrapping it there
 covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so this module).
+
+LiteLLM also folds ``max_completion_tokens`` into ``max_tokens`` (the latter is lost when both are
+given); the wrapper hands both to the handler as the caller sent them, which enforces the smaller.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import litellm.utils
 
 PROVIDER = "conol"
 ALLOWED_EXTRA_PARAMS = ("reasoning_effort",)
+TOKEN_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens")
 _WRAPPED = "_litellm_conol_wrapped"
 
 
@@ -40,10 +44,17 @@ def allow_extra_params() -> None:
 
     @functools.wraps(original)
     def get_optional_params(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("custom_llm_provider") == PROVIDER:
-            allowed = list(kwargs.get("allowed_openai_params") or [])
-            kwargs["allowed_openai_params"] = allowed + [p for p in ALLOWED_EXTRA_PARAMS if p not in allowed]
-        return original(*args, **kwargs)
+        if kwargs.get("custom_llm_provider") != PROVIDER:
+            return original(*args, **kwargs)
+        allowed = list(kwargs.get("allowed_openai_params") or [])
+        kwargs["allowed_openai_params"] = allowed + [p for p in ALLOWED_EXTRA_PARAMS if p not in allowed]
+        optional_params = original(*args, **kwargs)
+        if isinstance(optional_params, dict):
+            for name in TOKEN_LIMIT_PARAMS:
+                optional_params.pop(name, None)
+                if kwargs.get(name) is not None:
+                    optional_params[name] = kwargs[name]
+        return optional_params
 
     setattr(get_optional_params, _WRAPPED, True)
     litellm.main.get_optional_params = get_optional_params

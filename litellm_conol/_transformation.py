@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,18 @@ def new_response_id() -> str:
 
 
 def finish_reason(assembler: Assembler) -> str:
-    return "tool_calls" if assembler.tool_calls else "stop"
+    if assembler.tool_calls:
+        return "tool_calls"
+    return "length" if assembler.cut is not None and assembler.cut.reason == "length" else "stop"
+
+
+def answer_token_counter(model: str) -> Callable[[str], int]:
+    """LiteLLM's token counter for ``model``, as ``max_tokens`` counts the answer."""
+
+    def count(text: str) -> int:
+        return int(litellm.token_counter(model=model, text=text, count_response_tokens=True))
+
+    return count
 
 
 def estimate_usage(messages: Sequence[Any], assembler: Assembler) -> Usage:
