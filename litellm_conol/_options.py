@@ -113,6 +113,28 @@ def build_request(
     )
 
 
+# The service account LiteLLM's health checks run as (``/health``, background health checks):
+# litellm.constants.LITTELM_INTERNAL_HEALTH_SERVICE_ACCOUNT_NAME, which the proxy sets as the team of
+# the probe (and overwrites with the caller key's team on every real request, so it cannot be faked).
+HEALTH_CHECK_ACCOUNT = "litellm-internal-health-check"
+
+
+def is_health_check(litellm_params: Any) -> bool:
+    """Whether this call is LiteLLM's health check of the deployment (``litellm.ahealth_check``).
+
+    LiteLLM probes a chat deployment with a real completion ("What's 1 + 1?"); for conol that would
+    be a paid session per deployment per probe. The probe carries the health-check service account in
+    its metadata (``metadata`` or ``litellm_metadata``, depending on the path).
+    """
+    if not isinstance(litellm_params, Mapping):
+        return False
+    for key in ("litellm_metadata", "metadata"):
+        metadata = litellm_params.get(key)
+        if isinstance(metadata, Mapping) and metadata.get("user_api_key_team_id") == HEALTH_CHECK_ACCOUNT:
+            return True
+    return False
+
+
 def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:
     params = {k: v for k, v in optional_params.items() if k != "extra_body"}
     extra_body = optional_params.get("extra_body")

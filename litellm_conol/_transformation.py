@@ -147,6 +147,17 @@ def _builtin(use: BuiltinToolUse) -> dict[str, Any]:
 # --- non-streaming ------------------------------------------------------------------------------
 
 
+def fill_health_response(response: ModelResponse, *, model: str) -> ModelResponse:
+    """The answer to LiteLLM's health check: the token is alive; no session ran, no tokens used."""
+    fields = {"health_check": "session token alive (GET /api/auth/get-session); no session created"}
+    response.choices[0].message = Message(content="", role="assistant", provider_specific_fields=fields)
+    response.choices[0].finish_reason = "stop"
+    response.model = model
+    response.created = int(time.time())
+    response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+    return response
+
+
 def fill_model_response(
     response: ModelResponse,
     *,
