@@ -12,6 +12,7 @@ import contextlib
 import html
 import http.cookiejar
 import json
+import os
 import re
 import socket
 import weakref
@@ -133,6 +134,22 @@ _parked_closers: weakref.WeakKeyDictionary[httpx.AsyncClient, AsyncIterator[None
 
 async def _start(generator: AsyncIterator[None]) -> None:
     await generator.__anext__()  # runs to the yield; the loop's shutdown_asyncgens() resumes it
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: drop the parent's pooled clients and poll slots, unclosed.
+
+    Their connections' sockets are shared with the parent (closing or reusing them here would cut or
+    cross the parent's streams), and their loops run only in the parent. Nothing is created at import
+    time, so a child forked before first use (gunicorn, multiprocessing) starts clean anyway.
+    """
+    for client in list(_clients.values()):
+        _parked_closers.pop(client, None)
+    _clients.clear()
+    _poll_slots.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def pooled_connections(client: httpx.AsyncClient) -> int | None:
