@@ -128,6 +128,10 @@ class ChunkMaker:
         """
         summary = self.chunk(Delta(content=None), fields=fields)
         summary.usage = usage
+        # LiteLLM assembles a stream for its callbacks (spend logs, loggers) from the chunks, keeping
+        # no chunk-level fields but the last chunk's hidden ``provider_specific_fields``: there the
+        # streamed result's fields (session id, …) reach callbacks as they do for a non-streamed one.
+        summary._hidden_params["provider_specific_fields"] = fields
         return [summary, self.chunk(Delta(content=None), finish=finish_reason(assembler))]
 
 
