@@ -114,8 +114,7 @@ def build_request(
 
 
 # The service account LiteLLM's health checks run as (``/health``, background health checks):
-# litellm.constants.LITTELM_INTERNAL_HEALTH_SERVICE_ACCOUNT_NAME, which the proxy sets as the team of
-# the probe (and overwrites with the caller key's team on every real request, so it cannot be faked).
+# litellm.constants.LITTELM_INTERNAL_HEALTH_SERVICE_ACCOUNT_NAME.
 HEALTH_CHECK_ACCOUNT = "litellm-internal-health-check"
 
 
@@ -123,16 +122,14 @@ def is_health_check(litellm_params: Any) -> bool:
     """Whether this call is LiteLLM's health check of the deployment (``litellm.ahealth_check``).
 
     LiteLLM probes a chat deployment with a real completion ("What's 1 + 1?"); for conol that would
-    be a paid session per deployment per probe. The probe carries the health-check service account in
-    its metadata (``metadata`` or ``litellm_metadata``, depending on the path).
+    be a paid session per deployment per probe. The probe's ``metadata`` names the health-check
+    account as its team; on a real proxy request that field is the caller key's team, set by the
+    proxy over anything the request body says (``litellm_metadata`` is not: it is not trusted here).
     """
     if not isinstance(litellm_params, Mapping):
         return False
-    for key in ("litellm_metadata", "metadata"):
-        metadata = litellm_params.get(key)
-        if isinstance(metadata, Mapping) and metadata.get("user_api_key_team_id") == HEALTH_CHECK_ACCOUNT:
-            return True
-    return False
+    metadata = litellm_params.get("metadata")
+    return isinstance(metadata, Mapping) and metadata.get("user_api_key_team_id") == HEALTH_CHECK_ACCOUNT
 
 
 def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:
