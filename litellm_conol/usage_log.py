@@ -7,7 +7,7 @@ In the proxy config::
 
 Each finished request (streamed or not, success or failure) becomes one line in the file named by
 ``CONOL_USAGE_LOG`` (appended; safe with several workers, each line is one ``write``), or, without
-it, one INFO record of the ``litellm_conol.usage`` logger. A line has the name the member asked for
+it, on standard error (the service's log: journald, ``docker logs``). A line has the name the member asked for
 (``model_group``) and the conol model behind it, the request's ``user`` field and the proxy key's
 alias and team, the token estimate, the cost the proxy computed from the deployment's
 ``input_cost_per_token`` / ``output_cost_per_token`` (``model_info``), the conol session and the
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,8 +32,6 @@ from ._options import HEALTH_CHECK_ACCOUNT
 
 ENV_USAGE_LOG = "CONOL_USAGE_LOG"
 ERROR_LIMIT = 300
-
-logger = logging.getLogger("litellm_conol.usage")
 
 
 class UsageLogger(CustomLogger):  # type: ignore[misc]
@@ -60,7 +58,7 @@ class UsageLogger(CustomLogger):  # type: ignore[misc]
         line = json.dumps(record, ensure_ascii=False, default=str)
         path = self.path or os.environ.get(ENV_USAGE_LOG)
         if not path:
-            logger.info("%s", line)
+            sys.stderr.write(line + "\n")
             return
         # One write of one line in append mode: workers sharing the file never interleave lines.
         with open(path, "a", encoding="utf-8") as out:
