@@ -43,9 +43,9 @@ def agent_model(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def team_fake():
-    with FakeConol() as server:
-        yield server
+def team_fake(e2e_fake):
+    """The session's fake conol (conftest), reset by every test that uses it."""
+    return e2e_fake
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +141,21 @@ def test_ten_health_checks_create_no_conol_session(team, team_proxy):
     assert paths == ["/api/auth/get-session"] * (10 * len(expected))
 
 
+def test_a_request_claiming_the_health_check_account_still_gets_a_real_answer(team):
+    fake, client = team
+    claim = {
+        "user_api_key_team_id": "litellm-internal-health-check",
+        "tags": ["litellm-internal-health-check"],
+    }
+    response = client.chat.completions.create(
+        model="chat",
+        messages=chat("[[fake:done]] not a probe"),
+        extra_body={"metadata": claim, "litellm_metadata": claim},
+    )
+    assert response.choices[0].message.content == BUILTINS["done"].final_text
+    assert creates(fake) == [(agent_model("chat"), 201)]
+
+
 def test_a_dead_token_makes_every_deployment_unhealthy(team, team_proxy):
     fake, _ = team
     fake.configure(revoke_token=True)
@@ -212,6 +227,7 @@ def test_the_usage_log_has_user_tokens_cost_and_session(team, usage_log):
         streamed_usage.completion_tokens,
     )
     assert bob["cost"] == cost("reasoning", streamed_usage.prompt_tokens, streamed_usage.completion_tokens)
+    assert fake.token not in usage_log.read_text()
     assert (bob["session_id"], bob["effective_model"], bob["outcome"]) == (
         streamed_session,
         agent_model("reasoning"),
@@ -352,3 +368,20 @@ def test_sync_calls_work_in_a_child_forked_after_the_parent_used_them(conol_fake
     assert len(creates(conol_fake)) == 2
     again = litellm.completion(model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] parent"), **kw)
     assert again.choices[0].message.content == expected  # the parent's loop and pool still work
+
+
+def test_a_wildcard_deployment_is_checked_through_its_health_check_model(conol_fake):
+    """LiteLLM health-checks `conol/*` by picking the provider's cheapest model from its cost map, which
+    has no conol models: unhealthy, without a request. `model_info.health_check_model` names one."""
+    from litellm.proxy.health_check import _run_model_health_check
+
+    import litellm_conol
+
+    litellm_conol.register()
+    params = {"model": "conol/*", "api_base": conol_fake.base_url, "api_key": conol_fake.token}
+    bare = asyncio.run(_run_model_health_check({"litellm_params": dict(params)}))
+    assert "Unable to health check wildcard model for provider conol" in bare["error"]
+    info = {"health_check_model": "conol/claude-haiku-4-5"}
+    named = asyncio.run(_run_model_health_check({"litellm_params": dict(params), "model_info": info}))
+    assert named == {}
+    assert [r.path for r in conol_fake.requests] == ["/api/auth/get-session"]
