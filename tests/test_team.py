@@ -4,6 +4,8 @@ proxy with two workers, against the fake conol.
 One proxy for the module (as a team would run it: `--num_workers 2`): friendly names, the fallback
 from one conol model to another, health checks that create no conol session, the usage log callback
 (user, tokens, cost from the config's prices, session id), and 200 concurrent streams over both workers.
+Then in process: the proxy's own health-check probe against both readings of a dead token, and the
+handler's fork safety.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
-pytestmark = pytest.mark.timeout(120)
+# The first test also pays for the proxy's start: three processes importing LiteLLM on 2 cores.
+pytestmark = pytest.mark.timeout(180)
 
 TEAM_CONFIG = ROOT / "deploy" / "team_config.yaml"
 CONFIG = yaml.safe_load(TEAM_CONFIG.read_text())
@@ -84,6 +87,7 @@ def team(team_fake, team_proxy):
     team_fake.reset()
     with openai.OpenAI(base_url=team_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as client:
         yield team_fake, client
+    team_fake.reset()  # the session's fake: no fault (dead token, failing creates) outlives the test
 
 
 def chat(text: str) -> list[dict[str, str]]:
