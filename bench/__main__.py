@@ -55,6 +55,7 @@ SIZES: dict[str, dict[str, Any]] = {
             "memory": 150,
             "hold": 6.0,
         },
+        "workers": {"counts": [1, 2], "warmup": 40, "level": (200, 200)},
         "shared_proxy": False,
     },
     "quick": {
@@ -75,6 +76,7 @@ SIZES: dict[str, dict[str, Any]] = {
             "parse_modes": ["handler", "receive"],
         },
         "proxy": {"warmup": 1, "warmup_c": 0, "levels": [(1, 3), (10, 10)], "memory": 0, "hold": 0},
+        "workers": {"counts": [1, 2], "warmup": 4, "level": (20, 20)},
         "shared_proxy": True,
     },
 }
@@ -167,13 +169,15 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run (< 1 min): small sizes")
     parser.add_argument("--no-write", action="store_true", help="do not touch bench/RESULTS.md")
     parser.add_argument("--write", action="store_true", help="write bench/RESULTS.md even for --quick")
-    parser.add_argument("--only", default="sdk,proxy", help="comma-separated: sdk, proxy (default both)")
+    parser.add_argument(
+        "--only", default="sdk,proxy,workers", help="comma-separated: sdk, proxy, workers (default all)"
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
     sizes = SIZES["quick" if args.quick else "full"]
     OUT.mkdir(exist_ok=True)
     started = time.monotonic()
-    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}}
+    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}, "workers": {}}
     print(f"bench: {raw['meta']['mode']} run, logs and raw results in {OUT}", flush=True)
     conol = openai = None
     proxies: dict[str, proxy_mod.Proxy] = {}
@@ -239,6 +243,9 @@ def main() -> int:
                 )
             )
             del proxies[provider]
+        if "workers" in only:
+            print(f"bench: {time.monotonic() - started:4.0f} s  proxy workers, 1 vs 2 …", flush=True)
+            raw["workers"] = proxy_mod.run_workers(targets["conol"], sizes["workers"], WORKLOAD, OUT)
     finally:
         for proxy in {id(p): p for p in proxies.values()}.values():
             proxy.stop()

@@ -76,7 +76,9 @@ class Proxy:
         procs.stop_group(self.process)
 
 
-def launch_proxy(name: str, deployments: dict[str, tuple[str, str]], out_dir: Path) -> Proxy:
+def launch_proxy(
+    name: str, deployments: dict[str, tuple[str, str]], out_dir: Path, workers: int = 1
+) -> Proxy:
     """Start a proxy serving ``deployments`` (returns at once: ``wait_listening`` before use)."""
     config = out_dir / f"proxy_{name}.yaml"
     config.write_text(config_yaml(deployments))
@@ -85,6 +87,12 @@ def launch_proxy(name: str, deployments: dict[str, tuple[str, str]], out_dir: Pa
     log = open(log_path, "wb")  # noqa: SIM115 - handed to the child
     command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
     command += ["--host", "127.0.0.1", "--port", str(port)]
+    if workers > 1:
+        # uvicorn kills a worker that does not answer its ping within 5 s, and a worker importing
+        # LiteLLM cannot answer: on a loaded machine the second worker was restarted in a loop.
+        command += ["--num_workers", str(workers), "--timeout_worker_healthcheck", "60"]
+        # each worker's startup line (wait_workers), and still no line per request
+        command += ["--log_config", str(_startup_log_config(out_dir))]
     process = subprocess.Popen(
         command,
         cwd=procs.ROOT,
@@ -111,12 +119,45 @@ def wait_listening(proxy: Proxy, timeout: float = 180.0) -> None:
     raise TimeoutError(f"proxy not listening after {timeout} s: {proxy.log_path.read_text()[-3000:]}")
 
 
+def _startup_log_config(out_dir: Path) -> Path:
+    """uvicorn logging: its lifecycle lines (INFO), no access log."""
+    handler = {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
+    config = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "handlers": {"default": handler},
+        "loggers": {
+            "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
+            "uvicorn.access": {"handlers": ["default"], "level": "WARNING", "propagate": False},
+        },
+    }
+    path = out_dir / "uvicorn_startup_log.json"
+    path.write_bytes(orjson.dumps(config))
+    return path
+
+
+def wait_workers(proxy: Proxy, workers: int, timeout: float = 180.0) -> None:
+    """Until ``workers`` uvicorn workers have started (each logs its startup line once)."""
+    if workers <= 1:
+        return  # listening is ready: a single process accepts only once started
+    deadline = time.monotonic() + timeout
+    while proxy.log_path.read_text(errors="replace").count("Application startup complete.") < workers:
+        if proxy.process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{workers} proxy workers did not start: {proxy.log_path.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
 def start_proxy(
-    name: str, deployments: dict[str, tuple[str, str]], out_dir: Path, timeout: float = 180.0
+    name: str,
+    deployments: dict[str, tuple[str, str]],
+    out_dir: Path,
+    timeout: float = 180.0,
+    workers: int = 1,
 ) -> Proxy:
-    proxy = launch_proxy(name, deployments, out_dir)
+    proxy = launch_proxy(name, deployments, out_dir, workers)
     try:
         wait_listening(proxy, timeout)
+        wait_workers(proxy, workers, timeout)
     except BaseException:
         proxy.stop()
         raise
@@ -282,3 +323,32 @@ async def run_provider(
     with contextlib.suppress(OSError):
         result["log_tail"] = proxy.log_path.read_text(errors="replace")[-1500:]
     return result
+
+
+def run_workers(
+    target: dict[str, str], sizes: dict[str, Any], base: Workload, out_dir: Path
+) -> dict[str, Any]:
+    """Throughput of ``conol/…`` through one proxy with 1, then 2 (…) uvicorn workers: the same
+    streams at the same concurrency, one proxy at a time (they would compete for the cores)."""
+    concurrency, n = sizes["level"]
+    result: dict[str, Any] = {}
+    for workers in sizes["counts"]:
+        deployments = {"conol": (target["api_base"], target["api_key"])}
+        proxy = start_proxy(f"conol_w{workers}", deployments, out_dir, workers=workers)
+        result[str(workers)] = asyncio.run(
+            _workers_phase(proxy, target["control"], sizes, base, n, concurrency)
+        )
+    return result
+
+
+async def _workers_phase(
+    proxy: Proxy, control: str, sizes: dict[str, Any], base: Workload, n: int, concurrency: int
+) -> dict[str, Any]:
+    try:
+        async with Load(proxy, "conol", control) as load:
+            # warm every worker: each imports and caches on its first requests
+            await load.phase("warmup", base, sizes["warmup"], min(sizes["warmup"], 20))
+            await asyncio.sleep(0.5)
+            return await load.phase(f"c{concurrency}", base, n, concurrency)
+    finally:
+        proxy.stop()

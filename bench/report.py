@@ -100,6 +100,7 @@ class Report:
         self.raw = raw
         self.sdk: dict[str, Any] = raw.get("sdk", {})
         self.proxy: dict[str, Any] = raw.get("proxy", {})
+        self.workers: dict[str, Any] = raw.get("workers", {})
         self.settle = float(raw["meta"]["settle_window"])
         self.verdicts: list[tuple[str, bool | None, str]] = []
 
@@ -265,6 +266,45 @@ class Report:
                 rows,
             )
         )
+
+    def workers_section(self) -> str:
+        if not self.workers:
+            return ""
+        rows = []
+        base: float | None = None
+        for count in sorted(self.workers, key=int):
+            nums = phase_numbers(self.workers[count])
+            base = nums["throughput"] if base is None else base
+            rows.append(
+                [
+                    count,
+                    f"{nums['concurrency']} / {nums['n']}",
+                    f"{nums['errors']} / {nums['truncated']}",
+                    f(nums["throughput"], 1),
+                    fx(ratio(nums["throughput"], base)),
+                    *mp(nums["latency"], 3),
+                    *mp(nums["ttft"], 1),
+                    f(nums["cpu_ms"], 1),
+                ]
+            )
+        intro = (
+            "`conol/…` through one proxy started with `--num_workers N` (uvicorn; each worker its own "
+            "process and event loop), same workload, one proxy at a time. On 2 cores shared with the "
+            "fake and the load generator, a second worker can only use what they leave."
+        )
+        header = [
+            "workers",
+            "concurrency / requests",
+            "errors / truncated",
+            "throughput (req/s)",
+            "vs 1 worker",
+            "latency p50 (s)",
+            "latency p99 (s)",
+            "added TTFT median (ms)",
+            "TTFT p99 (ms)",
+            "proxy CPU per request (ms, all workers)",
+        ]
+        return intro + "\n\n" + table(header, rows)
 
     def ratio_section(self) -> str:
         if not self.proxy or "conol" not in self.proxy or "openai" not in self.proxy:
@@ -749,6 +789,7 @@ class Report:
                 self.proxy_section(),
             ),
             ("Proxy ratios ours/openai", self.ratio_section()),
+            ("4b. Proxy workers: throughput with 1 and 2 workers", self.workers_section()),
             ("5. Resident memory per concurrently open stream", self.memory_section()),
             ("6. Parse cost on long answers", self.parse_section()),
             ("7. File descriptors and pool connections", self.descriptor_section()),

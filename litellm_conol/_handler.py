@@ -18,13 +18,14 @@ from ._assembler import Assembler
 from ._cutter import AnswerCutter
 from ._driver import SessionInfo, SessionRun
 from ._errors import BadRequest, ModelDowngraded
-from ._options import ConolRequest, build_request
+from ._options import ConolRequest, build_request, is_health_check
 from ._registration import allow_extra_params
 from ._sync import iterate_sync, run_sync
 from ._transformation import (
     ChunkMaker,
     answer_token_counter,
     estimate_usage,
+    fill_health_response,
     fill_model_response,
     result_fields,
 )
@@ -50,10 +51,14 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> ModelResponse:
         request = _request(model, messages, api_base, kwargs)
+        response: ModelResponse = kwargs.get("model_response") or ModelResponse()
+        if is_health_check(kwargs.get("litellm_params")):
+            # LiteLLM's health check (proxy /health, background checks): check the token, not a paid session.
+            await Transport(request.endpoint, shared_client()).check_token()
+            return fill_health_response(response, model=request.model)
         run = _session_run(request)
         async for _ in _chunks(request, run):
             pass  # the run's assembler accumulates the answer
-        response: ModelResponse = kwargs.get("model_response") or ModelResponse()
         return fill_model_response(
             response,
             model=request.model,

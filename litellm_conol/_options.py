@@ -117,6 +117,25 @@ def build_request(
     )
 
 
+# The service account LiteLLM's health checks run as (``/health``, background health checks):
+# litellm.constants.LITTELM_INTERNAL_HEALTH_SERVICE_ACCOUNT_NAME.
+HEALTH_CHECK_ACCOUNT = "litellm-internal-health-check"
+
+
+def is_health_check(litellm_params: Any) -> bool:
+    """Whether this call is LiteLLM's health check of the deployment (``litellm.ahealth_check``).
+
+    LiteLLM probes a chat deployment with a real completion ("What's 1 + 1?"); for conol that would
+    be a paid session per deployment per probe. The probe's ``metadata`` names the health-check
+    account as its team; on a real proxy request that field is the caller key's team, set by the
+    proxy over anything the request body says (``litellm_metadata`` is not: it is not trusted here).
+    """
+    if not isinstance(litellm_params, Mapping):
+        return False
+    metadata = litellm_params.get("metadata")
+    return isinstance(metadata, Mapping) and metadata.get("user_api_key_team_id") == HEALTH_CHECK_ACCOUNT
+
+
 def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:
     params = {k: v for k, v in optional_params.items() if k != "extra_body"}
     extra_body = optional_params.get("extra_body")

@@ -1,10 +1,14 @@
 """Sync calls run the async implementation on one background event loop (one code path for all
 four entry points; the loop's pooled HTTP client is shared by every sync caller in the process).
+
+Fork-safe: a forked child has no copy of the loop's thread (and the lock may have been held by
+another thread at the fork), so the child forgets both and starts its own loop on first use.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any, TypeVar
@@ -13,6 +17,15 @@ _T = TypeVar("_T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+
+
+def _forget_after_fork() -> None:
+    global _lock, _loop
+    _lock = threading.Lock()
+    _loop = None  # its thread exists only in the parent; the parent still runs it
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:

@@ -139,6 +139,10 @@ class ChunkMaker:
         """
         summary = self.chunk(Delta(content=None), fields=fields)
         summary.usage = usage
+        # LiteLLM assembles a stream for its callbacks (spend logs, loggers) from the chunks, keeping
+        # no chunk-level fields but the last chunk's hidden ``provider_specific_fields``: there the
+        # streamed result's fields (session id, …) reach callbacks as they do for a non-streamed one.
+        summary._hidden_params["provider_specific_fields"] = fields
         return [summary, self.chunk(Delta(content=None), finish=finish_reason(assembler))]
 
 
@@ -156,6 +160,17 @@ def _builtin(use: BuiltinToolUse) -> dict[str, Any]:
 
 
 # --- non-streaming ------------------------------------------------------------------------------
+
+
+def fill_health_response(response: ModelResponse, *, model: str) -> ModelResponse:
+    """The answer to LiteLLM's health check: the token is alive; no session ran, no tokens used."""
+    fields = {"health_check": "session token alive (GET /api/auth/get-session); no session created"}
+    response.choices[0].message = Message(content="", role="assistant", provider_specific_fields=fields)
+    response.choices[0].finish_reason = "stop"
+    response.model = model
+    response.created = int(time.time())
+    response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+    return response
 
 
 def fill_model_response(

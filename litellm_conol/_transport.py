@@ -12,6 +12,7 @@ import contextlib
 import html
 import http.cookiejar
 import json
+import os
 import re
 import socket
 import weakref
@@ -35,7 +36,7 @@ from ._errors import (
     UpstreamUnavailable,
 )
 from ._sse import SSEDecoder
-from ._wire import CreateSessionBody, CreateSessionResult, SessionStatus
+from ._wire import AuthSession, CreateSessionBody, CreateSessionResult, SessionStatus
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
 DEFAULT_BASE_URL = "https://conol.ai"
@@ -135,6 +136,22 @@ async def _start(generator: AsyncIterator[None]) -> None:
     await generator.__anext__()  # runs to the yield; the loop's shutdown_asyncgens() resumes it
 
 
+def _forget_after_fork() -> None:
+    """In a forked child: drop the parent's pooled clients and poll slots, unclosed.
+
+    Their connections' sockets are shared with the parent (closing or reusing them here would cut or
+    cross the parent's streams), and their loops run only in the parent. Nothing is created at import
+    time, so a child forked before first use (gunicorn, multiprocessing) starts clean anyway.
+    """
+    for client in list(_clients.values()):
+        _parked_closers.pop(client, None)
+    _clients.clear()
+    _poll_slots.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def pooled_connections(client: httpx.AsyncClient) -> int | None:
     """Connections the client's pool holds (idle or busy), or None if the pool is not inspectable.
 
@@ -222,6 +239,34 @@ class Transport:
         if not response.is_success:
             raise self._error(response, "creating the session")
         return _parse_created(response)
+
+    async def check_token(self) -> None:
+        """Whether the session token is alive (``GET /api/auth/get-session``): no session, nothing billed.
+
+        Raises what a chat request with this token would: 401 → ``AuthenticationFailed``, 403 →
+        ``PermissionDenied``, 5xx / unreachable → their errors; a 200 without a session (a dead token,
+        as better-auth reports it) → ``AuthenticationFailed``.
+        """
+        doing = "checking the session token"
+        response = await self._send("GET", "/api/auth/get-session", doing, headers=self.endpoint.headers())
+        if not response.is_success:
+            raise self._error(response, doing)
+        try:
+            data = json.loads(response.content)
+        except ValueError:  # a login or proxy page, not conol's answer
+            raise UpstreamError(
+                f"conol answered the session check with HTTP {response.status_code} but the body is not "
+                f"JSON ({len(response.content)} bytes)"
+            ) from None
+        try:
+            alive = isinstance(data, dict) and AuthSession.model_validate(data).session is not None
+        except ValidationError:
+            alive = False
+        if not alive:
+            raise AuthenticationFailed(
+                f"conol knows no session for the token while {doing}: it is invalid or expired. "
+                "Set a fresh CONOL_SESSION_TOKEN (or api_key)."
+            )
 
     async def get_status(self, session_id: str) -> str | None:
         """The session's status, or ``None`` when the poll failed for a transient reason."""

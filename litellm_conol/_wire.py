@@ -76,6 +76,15 @@ class SessionStatus(_Lenient):
     status: str | None = None
 
 
+class AuthSession(_Lenient):
+    """``GET /api/auth/get-session`` (spec §1): the token's session while it is alive.
+
+    better-auth answers a dead token with ``null`` (or no ``session``) rather than an error status.
+    """
+
+    session: _SessionRef | None = None
+
+
 class ContentPart(_Lenient):
     type: str | None = None
     text: str | None = None
