@@ -139,3 +139,15 @@ def test_tool_result_turn_streamed(claude):
         ("text", "The weather in Paris is 21°C and sunny.")
     ]
     assert final.stop_reason == "end_turn"
+
+
+def test_an_agent_error_mid_stream_is_an_anthropic_error_event_not_a_short_answer(claude):
+    text = []
+    with (
+        pytest.raises(anthropic.APIError, match="upstream model crashed"),
+        claude.messages.stream(model=MODEL, max_tokens=256, messages=ask("[[fake:error]]")) as stream,
+    ):
+        for event in stream:
+            if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                text.append(event.delta.text)
+    assert "".join(text) == BUILTINS["error"].final_text
