@@ -151,3 +151,24 @@ def test_an_agent_error_mid_stream_is_an_anthropic_error_event_not_a_short_answe
             if event.type == "content_block_delta" and event.delta.type == "text_delta":
                 text.append(event.delta.text)
     assert "".join(text) == BUILTINS["error"].final_text
+
+
+def test_a_claude_code_style_request_thinking_enabled_is_accepted_and_sets_the_effort(claude, e2e_fake):
+    """What Claude Code sends: system blocks with cache_control, extended thinking, metadata, tool_choice."""
+    message = claude.messages.create(
+        model=MODEL,
+        max_tokens=32000,
+        system=[{"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}],
+        thinking={"type": "enabled", "budget_tokens": 10000},
+        metadata={"user_id": "user_1"},
+        tool_choice={"type": "auto"},
+        tools=[{**WEATHER, "cache_control": {"type": "ephemeral"}}],
+        messages=[
+            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris? [[fake:tool_call]]"}]}
+        ],
+    )
+    assert blocks(message) == [
+        ("thinking", BUILTINS["tool_call"].final_reasoning),
+        ("tool_use", TOOL_CALL.name, TOOL_CALL.arguments),
+    ]
+    assert e2e_fake.last_session.effort == "max"
