@@ -92,7 +92,16 @@ def test_raw_http_sse_stream(e2e, proxy):
     assert "".join(d.get("reasoning_content") or "" for d in deltas) == HELLO.final_reasoning
     finishes = [c["choices"][0].get("finish_reason") for c in chunks if c["choices"]]
     assert [f for f in finishes if f] == ["stop"]
-    assert chunks[-1]["usage"]["completion_tokens"] > 0 and chunks[-1]["usage"]["prompt_tokens"] > 0
+    # usage rides on the last chunk, and is the same estimate as the non-streamed answer's
+    whole = httpx.post(
+        f"{proxy.base_url}/v1/chat/completions", json={**body, "stream": False}, headers=headers, timeout=60
+    ).json()
+    usage = chunks[-1]["usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (
+        whole["usage"]["prompt_tokens"],
+        whole["usage"]["completion_tokens"],
+    )
+    assert usage["completion_tokens"] > 0
 
 
 def test_raw_http_non_streamed(e2e, proxy):

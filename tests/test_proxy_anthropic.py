@@ -43,6 +43,12 @@ def blocks(message) -> list[tuple]:
     return [shapes[block.type](block) for block in message.content]
 
 
+def test_count_tokens_answers_without_a_conol_session(claude, e2e_fake):
+    counted = claude.messages.count_tokens(model=MODEL, messages=ask("Hello there, how are you today?"))
+    assert counted.input_tokens > 0
+    assert e2e_fake.requests == []
+
+
 def test_non_streamed_message_has_thinking_and_exact_text(claude):
     message = claude.messages.create(model=MODEL, max_tokens=256, messages=ask("Hi"))
     assert blocks(message) == [("thinking", HELLO.final_reasoning), ("text", HELLO.final_text)]
