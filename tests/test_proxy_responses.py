@@ -54,6 +54,9 @@ def test_streamed_response_events_carry_the_exact_text(e2e):
     assert done.text == HELLO.final_text
     final = events[-1].response
     assert final.output_text == HELLO.final_text
+    assert final.id == events[0].response.id  # one response id from response.created to the end
+    (message,) = [item for item in final.output if item.type == "message"]
+    assert {e.item_id for e in events if e.type == "response.output_text.delta"} == {message.id}
     assert final.usage.output_tokens > 0
 
 
