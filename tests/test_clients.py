@@ -12,6 +12,7 @@ import litellm
 import openai
 import pytest
 from proxyproc import MASTER_KEY
+from weather import ANSWER, MODEL, get_weather
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS
@@ -20,11 +21,9 @@ litellm_conol.register()
 
 pytestmark = pytest.mark.timeout(120)
 
-MODEL = "conol/claude-haiku-4-5"
 HELLO = BUILTINS["hello"]
 DONE = BUILTINS["done"]
 CALL = BUILTINS["tool_call"].tool_calls[0]
-ANSWER = "The weather in Paris is 21°C and sunny."
 
 
 def ask(text: str) -> list[dict]:
@@ -127,11 +126,6 @@ def chat_openai(e2e, proxy):
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(model=MODEL, base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60)
-
-
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return {"Paris": "21°C and sunny"}.get(city, "unknown")
 
 
 def test_langchain_invoke_and_stream(chat_openai):

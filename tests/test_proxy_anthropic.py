@@ -7,19 +7,15 @@ from __future__ import annotations
 import anthropic
 import pytest
 from proxyproc import MASTER_KEY
+from weather import ANSWER, MODEL, RESULT
+from weather import ANTHROPIC_TOOL as WEATHER
 
 from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(120)
 
-MODEL = "conol/claude-haiku-4-5"
 HELLO = BUILTINS["hello"]
 TOOL_CALL = BUILTINS["tool_call"].tool_calls[0]
-WEATHER = {
-    "name": "get_weather",
-    "description": "Current weather for a city",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-}
 
 
 @pytest.fixture
@@ -92,7 +88,7 @@ def _tool_result_turn(first) -> list[dict]:
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
         {
             "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "21°C and sunny"}],
+            "content": [{"type": "tool_result", "tool_use_id": use.id, "content": RESULT}],
         },
     ]
 
@@ -107,9 +103,7 @@ def test_tool_use_then_tool_result_non_streamed(claude):
     final = claude.messages.create(
         model=MODEL, max_tokens=256, messages=messages + _tool_result_turn(first), tools=[WEATHER]
     )
-    assert [b for b in blocks(final) if b[0] == "text"] == [
-        ("text", "The weather in Paris is 21°C and sunny.")
-    ]
+    assert [b for b in blocks(final) if b[0] == "text"] == [("text", ANSWER)]
     assert final.stop_reason == "end_turn"
 
 
@@ -141,9 +135,7 @@ def test_tool_result_turn_streamed(claude):
     turn = messages + _tool_result_turn(first)
     with claude.messages.stream(model=MODEL, max_tokens=256, messages=turn, tools=[WEATHER]) as stream:
         final = stream.get_final_message()
-    assert [b for b in blocks(final) if b[0] == "text"] == [
-        ("text", "The weather in Paris is 21°C and sunny.")
-    ]
+    assert [b for b in blocks(final) if b[0] == "text"] == [("text", ANSWER)]
     assert final.stop_reason == "end_turn"
 
 

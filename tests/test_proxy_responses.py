@@ -3,25 +3,18 @@ API: LiteLLM's bridge runs our chat completion and turns its chunks into Respons
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
+from weather import ANSWER, MODEL, get_weather
+from weather import RESPONSES_TOOL as WEATHER
 
 from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(120)
 
-MODEL = "conol/claude-haiku-4-5"
 HELLO = BUILTINS["hello"]
 CALL = BUILTINS["tool_call"].tool_calls[0]
-WEATHER = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "Current weather for a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-}
-ANSWER = "The weather in Paris is 21°C and sunny."
 
 
 def reasoning_text(item) -> str:
@@ -64,7 +57,11 @@ def _result_turn(question: str, call) -> list[dict]:
     return [
         {"role": "user", "content": question},
         {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
-        {"type": "function_call_output", "call_id": call.call_id, "output": "21°C and sunny"},
+        {
+            "type": "function_call_output",
+            "call_id": call.call_id,
+            "output": get_weather(**json.loads(call.arguments)),
+        },
     ]
 
 
@@ -113,39 +110,3 @@ def test_an_agent_error_mid_stream_ends_in_response_failed(e2e):
     assert events[-1].type == "response.failed"
     assert "upstream model crashed" in events[-1].response.error.message
     assert not [e for e in events if e.type == "response.completed"]
-
-
-def test_openai_agents_on_the_responses_api_completes_a_tool_round_trip_streamed(e2e, proxy):
-    """openai-agents' default model talks to /v1/responses (test_proxy_tools.py drives its chat one)."""
-    import agents
-    import openai
-    from proxyproc import MASTER_KEY
-
-    agents.set_tracing_disabled(True)  # no trace upload to the network
-    calls: list[str] = []
-
-    @agents.function_tool(name_override="get_weather")
-    def get_weather_tool(city: str) -> str:
-        """Current weather for a city."""
-        calls.append(city)
-        return "21°C and sunny"
-
-    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0)
-    agent = agents.Agent(
-        name="weather",
-        instructions="Answer weather questions with the tool.",
-        tools=[get_weather_tool],
-        model=agents.OpenAIResponsesModel(model=MODEL, openai_client=client),
-    )
-
-    async def run() -> str:
-        try:
-            result = agents.Runner.run_streamed(agent, "Weather in Paris? [[fake:tool_loop]]")
-            async for _ in result.stream_events():
-                pass
-            return str(result.final_output)
-        finally:
-            await client.close()
-
-    assert asyncio.run(run()) == ANSWER
-    assert calls == ["Paris"]
