@@ -166,8 +166,8 @@ def tool_arguments(arguments: Any) -> str:
 # --- effort -------------------------------------------------------------------------------------
 
 
-# Anthropic ``thinking.budget_tokens`` → effort: LiteLLM's own thresholds for medium and high, and
-# its xhigh one for conol's max (Claude Code asks 4,000 for "think", 10,000 for "think hard").
+# Anthropic ``thinking.budget_tokens`` → effort: LiteLLM's own thresholds for medium and high
+# (``DEFAULT_REASONING_EFFORT_*_THINKING_BUDGET``), and its xhigh one for conol's max.
 _THINKING_BUDGETS: tuple[tuple[int, Effort], ...] = ((8192, "max"), (4096, "high"), (2048, "medium"))
 
 
@@ -194,7 +194,7 @@ def map_effort(reasoning_effort: Any = None, reasoning: Any = None, thinking: An
 
 def _thinking_effort(thinking: Any) -> Effort:
     if not isinstance(thinking, Mapping) or thinking.get("type") != "enabled":
-        return "low"  # disabled, or adaptive (whose effort LiteLLM does not pass on)
+        return "low"  # disabled, or adaptive (no budget to go by)
     budget = thinking.get("budget_tokens")
     if not isinstance(budget, int) or isinstance(budget, bool):
         raise BadRequest(f"thinking.budget_tokens {budget!r} is not a whole number")
