@@ -125,14 +125,20 @@ def test_raw_http_non_streamed(e2e, proxy):
 def chat_openai(e2e, proxy):
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(model=MODEL, base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60)
+    return ChatOpenAI(
+        model=MODEL, base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60, stream_usage=True
+    )
 
 
 def test_langchain_invoke_and_stream(chat_openai):
     assert chat_openai.invoke("Hi").content == HELLO.final_text
-    pieces = [chunk.content for chunk in chat_openai.stream("[[fake:done]]")]
-    assert "".join(pieces) == DONE.final_text
-    assert len([p for p in pieces if p]) > 1  # it really streamed
+    chunks = list(chat_openai.stream("[[fake:done]]"))
+    assert "".join(chunk.content for chunk in chunks) == DONE.final_text
+    assert len([c for c in chunks if c.content]) > 1  # it really streamed
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole = whole + chunk
+    assert whole.usage_metadata["output_tokens"] > 0  # from the usage on the last chunk
 
 
 def test_langchain_bind_tools_and_the_tool_message_turn(chat_openai):
