@@ -3,6 +3,8 @@ bridge) need from our streamed chunks. Plain event lists in, chunks out; no I/O.
 
 from __future__ import annotations
 
+import itertools
+
 from events import delta, msg, parsed, stage, tool_log
 from litellm.llms.anthropic.pass_through.adapters.streaming_iterator import AnthropicStreamWrapper
 from litellm.types.utils import Usage
@@ -17,7 +19,8 @@ USAGE = Usage(prompt_tokens=7, completion_tokens=5, total_tokens=12)
 
 def stream_of(*events, tools: frozenset[str] = frozenset({"get_weather"})) -> list:
     """The whole stream the handler yields for these events: opening, pieces, closing."""
-    assembler = Assembler(client_tools=tools, new_call_id=lambda: "call_1")
+    ids = itertools.count(1)
+    assembler = Assembler(client_tools=tools, new_call_id=lambda: f"call_{next(ids)}")
     maker = ChunkMaker(model="conol/claude-haiku-4-5")
     chunks = [maker.opening(INFO)]
     for event in parsed(*events):
@@ -105,5 +108,14 @@ def test_the_messages_adapter_makes_a_text_and_a_tool_use_block_and_no_empty_tex
     assert _anthropic_blocks(stream_of(*TEXT_THEN_CALL)) == [
         ("text", "Let me check."),
         ("tool_use", 'get_weather{"city": "Paris"}'),
+        ("stop", "tool_use"),
+    ]
+
+
+def test_the_messages_adapter_makes_one_tool_use_block_per_call():
+    calls = [tool_log("get_weather", {"city": "Paris"}), tool_log("get_weather", {"city": "Tokyo"})]
+    assert _anthropic_blocks(stream_of(delta(stage(logs=calls)))) == [
+        ("tool_use", 'get_weather{"city": "Paris"}'),
+        ("tool_use", 'get_weather{"city": "Tokyo"}'),
         ("stop", "tool_use"),
     ]
