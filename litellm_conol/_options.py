@@ -97,7 +97,9 @@ def build_request(
         messages=parts,
         timezone=str(params.get("timezone") or os.environ.get(ENV_TIMEZONE) or "UTC"),
         agent_model=catalog_model.agent_model,
-        agent_effort=map_effort(params.get("reasoning_effort"), params.get("reasoning")),
+        agent_effort=map_effort(
+            params.get("reasoning_effort"), params.get("reasoning"), params.get("thinking")
+        ),
         tools=tools or None,
     )
     return ConolRequest(

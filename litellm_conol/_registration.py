@@ -2,10 +2,12 @@
 
 LiteLLM checks a custom provider's OpenAI params against a generic list without
 ``reasoning_effort``: it raises UnsupportedParamsError unless the call names the param in
-``allowed_openai_params``. We handle ``reasoning_effort`` (→ ``agentEffort``), so for the
-``conol`` provider only we add it to ``allowed_openai_params`` — exactly what a user would pass by
-hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so wrapping it there
-covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so this module).
+``allowed_openai_params``. We handle ``reasoning_effort`` and Anthropic's ``thinking`` (both →
+``agentEffort``; the proxy's ``/v1/messages`` passes ``thinking`` on for ``conol/claude-…``), so for
+the ``conol`` provider only we add them to ``allowed_openai_params`` — exactly what a user would
+pass by hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so
+wrapping it there covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so
+this module).
 
 LiteLLM also folds ``max_completion_tokens`` into ``max_tokens`` (the latter is lost when both are
 given); the wrapper hands both to the handler as the caller sent them, which enforces the smaller.
@@ -21,7 +23,7 @@ import litellm.main
 import litellm.utils
 
 PROVIDER = "conol"
-ALLOWED_EXTRA_PARAMS = ("reasoning_effort",)
+ALLOWED_EXTRA_PARAMS = ("reasoning_effort", "thinking")
 TOKEN_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens")
 _WRAPPED = "_litellm_conol_wrapped"
 

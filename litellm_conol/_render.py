@@ -166,14 +166,36 @@ def tool_arguments(arguments: Any) -> str:
 # --- effort -------------------------------------------------------------------------------------
 
 
-def map_effort(reasoning_effort: Any = None, reasoning: Any = None) -> Effort:
-    """OpenAI ``reasoning_effort`` (or ``reasoning: {effort}``) → conol ``agentEffort``; default low."""
+# Anthropic ``thinking.budget_tokens`` → effort: LiteLLM's own thresholds for medium and high
+# (``DEFAULT_REASONING_EFFORT_*_THINKING_BUDGET``), and its xhigh one for conol's max.
+_THINKING_BUDGETS: tuple[tuple[int, Effort], ...] = ((8192, "max"), (4096, "high"), (2048, "medium"))
+
+
+def map_effort(reasoning_effort: Any = None, reasoning: Any = None, thinking: Any = None) -> Effort:
+    """OpenAI ``reasoning_effort`` (or ``reasoning: {effort}``, or Anthropic ``thinking``) → conol
+    ``agentEffort``; default low.
+
+    LiteLLM's ``/v1/messages`` adapter passes a request's ``thinking`` on as is for models whose
+    name says claude (``conol/claude-…``), and as ``reasoning_effort`` (a string, or
+    ``{effort, summary}``) for the others.
+    """
     value = reasoning_effort
+    if isinstance(value, Mapping):
+        value = value.get("effort")
     if value is None and isinstance(reasoning, Mapping):
         value = reasoning.get("effort")
     if value is None:
-        return "low"
+        return _thinking_effort(thinking)
     effort = _EFFORTS.get(str(value).lower())
     if effort is None:
         raise BadRequest(f"reasoning_effort {value!r} is not one of {sorted(_EFFORTS)}")
     return effort
+
+
+def _thinking_effort(thinking: Any) -> Effort:
+    if not isinstance(thinking, Mapping) or thinking.get("type") != "enabled":
+        return "low"  # disabled, or adaptive (no budget to go by)
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise BadRequest(f"thinking.budget_tokens {budget!r} is not a whole number")
+    return next((effort for floor, effort in _THINKING_BUDGETS if budget >= floor), "low")

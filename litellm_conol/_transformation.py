@@ -98,6 +98,7 @@ class ChunkMaker:
     model: str
     response_id: str = field(default_factory=new_response_id)
     created: int = field(default_factory=lambda: int(time.time()))
+    last_tool_index: int | None = None  # the index of the last client tool call streamed, if any
 
     def chunk(
         self, delta: Delta, *, finish: str | None = None, fields: dict[str, Any] | None = None
@@ -113,17 +114,36 @@ class ChunkMaker:
     def for_pieces(self, pieces: Sequence[Piece], assembler: Assembler) -> list[ModelResponseStream]:
         return [self.for_piece(piece, assembler) for piece in pieces]
 
+    def fields_only(self, fields: dict[str, Any]) -> ModelResponseStream:
+        """A chunk that carries ``fields`` and adds nothing to the answer.
+
+        After a client tool call its delta continues that call (its index, no id, no name, empty
+        arguments) rather than being empty: LiteLLM's ``/v1/messages`` adapter opens a new content
+        block whenever a chunk's kind changes and takes an empty delta for text, so an empty delta
+        after a ``tool_use`` block would end the turn with an empty text block, which the Anthropic
+        API refuses when a client sends the turn back. Every consumer that merges tool-call deltas
+        by index (openai SDK, LangChain, openai-agents, LiteLLM's ``/v1/responses`` bridge) adds
+        nothing for an empty continuation.
+        """
+        if self.last_tool_index is None:
+            return self.chunk(Delta(content=None), fields=fields)
+        continuation = ChatCompletionDeltaToolCall(
+            index=self.last_tool_index, function=Function(arguments="")
+        )
+        return self.chunk(Delta(content=None, tool_calls=[continuation]), fields=fields)
+
     def for_piece(self, piece: Piece, assembler: Assembler) -> ModelResponseStream:
         if isinstance(piece, TextDelta):
             if assembler.tool_calls:
                 # After a client tool call the content must stay null (OpenAI convention).
-                return self.chunk(Delta(content=None), fields={"text_with_tool_calls": piece.text})
+                return self.fields_only({"text_with_tool_calls": piece.text})
             return self.chunk(Delta(content=piece.text))
         if isinstance(piece, ReasoningDelta):
             return self.chunk(Delta(content=None, reasoning_content=piece.text))
         if isinstance(piece, ClientToolCall):
+            self.last_tool_index = piece.index
             return self.chunk(Delta(content=None, tool_calls=[_delta_tool_call(piece)]))
-        return self.chunk(Delta(content=None), fields={"builtin_tool": _builtin(piece)})
+        return self.fields_only({"builtin_tool": _builtin(piece)})
 
     def opening(self, info: SessionInfo) -> ModelResponseStream:
         """The first chunk: the assistant role and the conol session, as soon as it exists."""
@@ -137,7 +157,7 @@ class ChunkMaker:
         LiteLLM's stream wrapper swallows a custom provider's content-less finish chunk (it emits
         its own), so what must reach the client rides on a chunk of its own before it.
         """
-        summary = self.chunk(Delta(content=None), fields=fields)
+        summary = self.fields_only(fields)
         summary.usage = usage
         # LiteLLM assembles a stream for its callbacks (spend logs, loggers) from the chunks, keeping
         # no chunk-level fields but the last chunk's hidden ``provider_specific_fields``: there the

@@ -387,6 +387,29 @@ def test_effort_from_reasoning_object_and_bad_value():
         map_effort("extreme")
 
 
+@pytest.mark.parametrize(
+    "thinking, expected",
+    [
+        ({"type": "enabled", "budget_tokens": 1024}, "low"),
+        ({"type": "enabled", "budget_tokens": 2048}, "medium"),
+        ({"type": "enabled", "budget_tokens": 4000}, "medium"),
+        ({"type": "enabled", "budget_tokens": 4096}, "high"),
+        ({"type": "enabled", "budget_tokens": 31999}, "max"),
+        ({"type": "disabled"}, "low"),
+        ({"type": "adaptive"}, "low"),
+    ],
+)
+def test_effort_from_anthropic_thinking(thinking, expected):
+    assert map_effort(None, None, thinking) == expected
+    assert map_effort("high", None, thinking) == "high"  # an explicit effort wins
+
+
+def test_effort_from_the_messages_adapters_effort_object_and_bad_thinking_budget():
+    assert map_effort({"effort": "medium", "summary": "detailed"}) == "medium"
+    with pytest.raises(BadRequest, match="budget_tokens 'lots'"):
+        map_effort(None, None, {"type": "enabled", "budget_tokens": "lots"})
+
+
 def test_catalog_accepts_both_forms_and_refuses_unknown():
     catalog = default_catalog()
     assert catalog.resolve("deepseek-v4-pro").agent_model == "deepseek/deepseek-v4-pro"

@@ -107,7 +107,13 @@ def test_tool_loop_streamed(e2e):
     assert (content, calls, finish) == ("The weather in Paris is 21°C and sunny.", [], "stop")
 
 
-def test_openai_agents_sdk_completes_a_tool_round_trip(e2e, proxy):
+@pytest.mark.parametrize(
+    "front_door, streamed",
+    [("chat", False), ("responses", True)],
+    ids=["chat-completions", "responses-streamed"],
+)
+def test_openai_agents_sdk_completes_a_tool_round_trip(e2e, proxy, front_door, streamed):
+    """Through /v1/chat/completions, and through /v1/responses (the SDK's default model, a streamed run)."""
     agents = pytest.importorskip("agents")
     from proxyproc import MASTER_KEY
 
@@ -125,12 +131,19 @@ def test_openai_agents_sdk_completes_a_tool_round_trip(e2e, proxy):
         name="weather",
         instructions="Answer weather questions with the tool.",
         tools=[get_weather_tool],
-        model=agents.OpenAIChatCompletionsModel(model="conol/claude-haiku-4-5", openai_client=client),
+        model=(agents.OpenAIChatCompletionsModel if front_door == "chat" else agents.OpenAIResponsesModel)(
+            model="conol/claude-haiku-4-5", openai_client=client
+        ),
     )
 
     async def run() -> str:
+        question = "Weather in Paris? [[fake:tool_loop]]"
         try:
-            result = await agents.Runner.run(agent, "Weather in Paris? [[fake:tool_loop]]")
+            if not streamed:
+                return str((await agents.Runner.run(agent, question)).final_output)
+            result = agents.Runner.run_streamed(agent, question)
+            async for _ in result.stream_events():
+                pass
             return str(result.final_output)
         finally:
             await client.close()

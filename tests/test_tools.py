@@ -40,18 +40,28 @@ def ask(text: str, **extra):
 
 
 def stream_result(chunks) -> dict:
-    content, calls, finish, builtins, ids = [], [], None, [], set()
+    """Tool-call deltas are merged by index, as OpenAI clients do."""
+    content, calls, finish, builtins, ids = [], {}, None, [], set()
     for chunk in chunks:
         ids.add(chunk.id)
         choice = chunk.choices[0]
         content.append(choice.delta.content or "")
         for call in choice.delta.tool_calls or []:
-            calls.append((call.id, call.function.name, call.function.arguments))
+            if call.index not in calls:
+                calls[call.index] = (call.id, call.function.name, call.function.arguments)
+            else:  # each call arrives whole in its first delta; later ones only continue it, emptily
+                assert (call.id, call.function.name, call.function.arguments) == (None, None, "")
         finish = choice.finish_reason or finish
         fields = getattr(chunk, "provider_specific_fields", None) or {}
         if "builtin_tool" in fields:
             builtins.append(fields["builtin_tool"])
-    return {"content": "".join(content), "calls": calls, "finish": finish, "builtins": builtins, "ids": ids}
+    return {
+        "content": "".join(content),
+        "calls": list(calls.values()),
+        "finish": finish,
+        "builtins": builtins,
+        "ids": ids,
+    }
 
 
 def message_calls(response) -> list[tuple[str, str]]:
