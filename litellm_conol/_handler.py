@@ -7,6 +7,7 @@ sync pair runs those on a background loop.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -56,7 +57,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
             # LiteLLM's health check (proxy /health, background checks): check the token, not a paid session.
             await Transport(request.endpoint, shared_client()).check_token()
             return fill_health_response(response, model=request.model)
-        run = _session_run(request)
+        run = _session_run(request, await _cutter(request))
         async for _ in _chunks(request, run):
             pass  # the run's assembler accumulates the answer
         return fill_model_response(
@@ -72,7 +73,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
         request = _request(model, messages, api_base, kwargs)
-        run = _session_run(request)
+        run = _session_run(request, await _cutter(request))
         maker = ChunkMaker(model=request.model)
         async for chunk in _chunks(request, run, maker):
             yield chunk
@@ -93,7 +94,7 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
     )
 
 
-def _session_run(request: ConolRequest) -> SessionRun:
+def _session_run(request: ConolRequest, cutter: AnswerCutter | None) -> SessionRun:
     return SessionRun(
         transport=Transport(
             request.endpoint, shared_client(), max_concurrent_polls=request.max_concurrent_polls
@@ -104,18 +105,23 @@ def _session_run(request: ConolRequest) -> SessionRun:
             dropped_tools=request.dropped_tools,
             expose_builtins=request.builtin_tools == "expose",
             max_tool_calls=request.max_tool_calls,
-            cutter=_cutter(request),
+            cutter=cutter,
         ),
         timing=request.timing,
         timeout=request.timeout,
     )
 
 
-def _cutter(request: ConolRequest) -> AnswerCutter | None:
+async def _cutter(request: ConolRequest) -> AnswerCutter | None:
+    """``stop`` / ``max_tokens`` of the request, if any. The token counter's first use loads the
+    model's tokenizer (Claude's: ~0.3 s): done off the event loop, not to stall every stream."""
     limits = request.limits
     if not limits.requested:
         return None
-    counter = answer_token_counter(request.model) if limits.max_tokens is not None else None
+    counter = None
+    if limits.max_tokens is not None:
+        counter = answer_token_counter(request.model)
+        await asyncio.to_thread(counter, "")
     return AnswerCutter(limits.stop, limits.max_tokens, counter)
 
 
