@@ -1,4 +1,5 @@
-"""``litellm-conol``: run the proxy with conol models, run the fake conol, list the catalog."""
+"""``litellm-conol``: run the proxy with conol models, run the fake conol, list the catalog, check
+that conol still speaks the protocol (``doctor``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 DEFAULT_CONFIG = "proxy_config.yaml"
 DEFAULT_MASTER_KEY = "sk-conol-local"
@@ -55,7 +57,69 @@ def _parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser("models", help="list the conol models of the catalog")
     models.set_defaults(run=_models)
+
+    doctor = commands.add_parser(
+        "doctor", help="check, one line each, that conol still speaks the protocol this package expects"
+    )
+    doctor.add_argument("--token", default=None, help="session token (default: $CONOL_SESSION_TOKEN)")
+    doctor.add_argument(
+        "--api-base", default=None, help="where conol is (default: $CONOL_API_BASE or conol.ai)"
+    )
+    doctor.add_argument(
+        "--model", default=DOCTOR_MODEL, help=f"catalog id for the session checks (default {DOCTOR_MODEL})"
+    )
+    doctor.add_argument(
+        "--no-models", action="store_true", help="skip the per-model downgrade checks (one session each)"
+    )
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument(
+        "--session-timeout", type=float, default=20.0, help="seconds one check session may take (default 20)"
+    )
+    doctor.add_argument("--budget", type=float, default=55.0, help="seconds for the whole run (default 55)")
+    doctor.set_defaults(run=_doctor)
     return parser
+
+
+DOCTOR_MODEL = "deepseek-v4-flash"
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
+    import asyncio
+    import time
+
+    from ._catalog import default_catalog
+    from ._doctor import DoctorSettings, report_json, report_text, run_doctor
+    from ._errors import ConolError
+    from ._transport import DEFAULT_BASE_URL, Endpoint, shared_client
+
+    token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
+    if not token:
+        print("litellm-conol doctor: no token (set CONOL_SESSION_TOKEN or pass --token)", file=sys.stderr)
+        return 2
+    api_base = args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL
+    catalog = default_catalog(os.environ.get("CONOL_MODELS_FILE"))
+    try:
+        model = catalog.resolve(args.model)
+    except ConolError as exc:
+        print(f"litellm-conol doctor: {exc.message}", file=sys.stderr)
+        return 2
+    settings = DoctorSettings(
+        endpoint=Endpoint(api_base, token),
+        model=model,
+        models=() if args.no_models else catalog.models,
+        session_timeout=args.session_timeout,
+        budget=args.budget,
+    )
+
+    async def run() -> list[Any]:
+        return await run_doctor(settings, shared_client())
+
+    started = time.monotonic()
+    checks = asyncio.run(run())
+    report = report_json if args.json else report_text
+    print(report(checks, api_base, time.monotonic() - started), flush=True)
+    return 1 if any(check.failed for check in checks) else 0
 
 
 def _models(args: argparse.Namespace) -> int:

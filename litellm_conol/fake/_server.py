@@ -166,14 +166,16 @@ class FakeState:
     async def _get_session(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         now = time.time()
         return _json(
-            {
-                "session": {"id": "ses_fake", "userId": "usr_fake", "expiresAt": _iso(now + 30 * 86400)},
-                "user": {"id": "usr_fake", "name": "Fake User", "email": "fake@conol.invalid"},
-            }
+            self.config.drifts.auth(
+                {
+                    "session": {"id": "ses_fake", "userId": "usr_fake", "expiresAt": _iso(now + 30 * 86400)},
+                    "user": {"id": "usr_fake", "name": "Fake User", "email": "fake@conol.invalid"},
+                }
+            )
         )
 
     async def _balance(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        return _json({"total": 12.5})
+        return _json(self.config.drifts.balance({"total": 12.5}))
 
     async def _not_found(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         return _error(404, "Not found")
@@ -219,6 +221,7 @@ class FakeState:
             answer.update(_id_fields(scenario.id_key, live.record.id))
         if isinstance(scenario.create_body, Mapping):
             answer.update(scenario.create_body)
+        answer = self.config.drifts.created(answer)
         return _json(answer, scenario.create_status, scenario.create_headers)
 
     def _create_fault(self) -> web.Response | None:
@@ -267,7 +270,8 @@ class FakeState:
             status=scenario.initial_status,
         )
         record.status_history.append((now, scenario.initial_status))
-        live = LiveSession(record, scenario, script, user_turn_text(list(ctx.messages), ctx.timezone, now))
+        user_text = user_turn_text(list(ctx.messages), ctx.timezone, now)
+        live = LiveSession(record, scenario, script, user_text, drift=self.config.drifts)
         self.live[record.id] = live
         live.start()
         return live
@@ -283,13 +287,15 @@ class FakeState:
             return _error(failure, "Internal Server Error")
         rec = live.record
         return _json(
-            {
-                "id": session_id,
-                "status": rec.status,
-                "agentModel": rec.model,
-                "effectiveModel": rec.effective_model,
-                "createdAt": _iso(rec.created_at),
-            }
+            self.config.drifts.status(
+                {
+                    "id": session_id,
+                    "status": rec.status,
+                    "agentModel": rec.model,
+                    "effectiveModel": rec.effective_model,
+                    "createdAt": _iso(rec.created_at),
+                }
+            )
         )
 
     def _status_failure(self, live: LiveSession) -> int | None:
