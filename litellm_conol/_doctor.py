@@ -350,6 +350,18 @@ async def _check_tool_call(settings: DoctorSettings, client: httpx.AsyncClient) 
 # --- the catalog ---------------------------------------------------------------------------------
 
 
+async def check_models(
+    endpoint: Endpoint, client: httpx.AsyncClient, models: Iterable[CatalogModel]
+) -> list[Check]:
+    """``litellm-conol models --check``: one session per model, judged by conol's downgrade flag."""
+    transport = Transport(endpoint, client, request_timeout=REQUEST_TIMEOUT)
+    slots = asyncio.Semaphore(MODEL_CHECKS_AT_ONCE)
+    checks = await asyncio.gather(
+        *(_guarded(_model_name(m), partial(_check_model, transport, m, slots)) for m in models)
+    )
+    return [_scrubbed(check, endpoint.token) for check in checks]
+
+
 async def _check_model(transport: Transport, model: CatalogModel, slots: asyncio.Semaphore) -> Check:
     name = _model_name(model)
     async with slots:

@@ -10,7 +10,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._transport import Endpoint
 
 DEFAULT_CONFIG = "proxy_config.yaml"
 DEFAULT_MASTER_KEY = "sk-conol-local"
@@ -56,15 +59,18 @@ def _parser() -> argparse.ArgumentParser:
     fake.set_defaults(run=_fake)
 
     models = commands.add_parser("models", help="list the conol models of the catalog")
+    models.add_argument(
+        "--check",
+        action="store_true",
+        help="create one session per model and mark which ones conol runs as asked for this account",
+    )
+    _add_connection_arguments(models)
     models.set_defaults(run=_models)
 
     doctor = commands.add_parser(
         "doctor", help="check, one line each, that conol still speaks the protocol this package expects"
     )
-    doctor.add_argument("--token", default=None, help="session token (default: $CONOL_SESSION_TOKEN)")
-    doctor.add_argument(
-        "--api-base", default=None, help="where conol is (default: $CONOL_API_BASE or conol.ai)"
-    )
+    _add_connection_arguments(doctor)
     doctor.add_argument(
         "--model", default=DOCTOR_MODEL, help=f"catalog id for the session checks (default {DOCTOR_MODEL})"
     )
@@ -83,29 +89,51 @@ def _parser() -> argparse.ArgumentParser:
 DOCTOR_MODEL = "deepseek-v4-flash"
 
 
-def _doctor(args: argparse.Namespace) -> int:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
-    import asyncio
-    import time
+def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", default=None, help="session token (default: $CONOL_SESSION_TOKEN)")
+    parser.add_argument(
+        "--api-base", default=None, help="where conol is (default: $CONOL_API_BASE or conol.ai)"
+    )
 
-    from ._catalog import default_catalog
-    from ._doctor import DoctorSettings, report_json, report_text, run_doctor
-    from ._errors import ConolError
-    from ._transport import DEFAULT_BASE_URL, Endpoint, shared_client
+
+def _connection(args: argparse.Namespace) -> Endpoint | None:
+    """Where conol is and the token, from the flags or the environment; None (after saying so)
+    without a token."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
+    from ._transport import DEFAULT_BASE_URL, Endpoint
 
     token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
     if not token:
-        print("litellm-conol doctor: no token (set CONOL_SESSION_TOKEN or pass --token)", file=sys.stderr)
+        print(
+            f"litellm-conol {args.command}: no token (set CONOL_SESSION_TOKEN or pass --token)",
+            file=sys.stderr,
+        )
+        return None
+    return Endpoint(
+        base_url=args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL, token=token
+    )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    endpoint = _connection(args)
+    if endpoint is None:
         return 2
-    api_base = args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL
-    catalog = default_catalog(os.environ.get("CONOL_MODELS_FILE"))
+    import asyncio
+    import time
+
+    from ._doctor import DoctorSettings, report_json, report_text, run_doctor
+    from ._errors import ConolError
+    from ._options import configured_catalog
+    from ._transport import shared_client
+
+    catalog = configured_catalog()
     try:
         model = catalog.resolve(args.model)
     except ConolError as exc:
         print(f"litellm-conol doctor: {exc.message}", file=sys.stderr)
         return 2
     settings = DoctorSettings(
-        endpoint=Endpoint(api_base, token),
+        endpoint=endpoint,
         model=model,
         models=() if args.no_models else catalog.models,
         session_timeout=args.session_timeout,
@@ -118,16 +146,34 @@ def _doctor(args: argparse.Namespace) -> int:
     started = time.monotonic()
     checks = asyncio.run(run())
     report = report_json if args.json else report_text
-    print(report(checks, api_base, time.monotonic() - started), flush=True)
+    print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
     return 1 if any(check.failed for check in checks) else 0
 
 
 def _models(args: argparse.Namespace) -> int:
-    from ._catalog import default_catalog
+    from ._options import configured_catalog
 
-    for model in default_catalog(os.environ.get("CONOL_MODELS_FILE")).models:
-        print(f"conol/{model.id:<24} agentModel={model.agent_model}")
-    return 0
+    models = configured_catalog().models
+    if not args.check:
+        for model in models:
+            print(f"conol/{model.id:<24} agentModel={model.agent_model}")
+        return 0
+    endpoint = _connection(args)
+    if endpoint is None:
+        return 2
+    import asyncio
+
+    from ._doctor import check_models
+    from ._transport import shared_client
+
+    async def run() -> list[Any]:
+        return await check_models(endpoint, shared_client(), models)
+
+    checks = asyncio.run(run())
+    for model, check in zip(models, checks, strict=True):
+        verdict = "works" if check.outcome == "pass" else f"FAILS: {check.detail}"
+        print(f"conol/{model.id:<24} agentModel={model.agent_model:<32} {verdict}", flush=True)
+    return 1 if any(check.failed for check in checks) else 0
 
 
 def _fake(args: argparse.Namespace) -> int:
