@@ -83,6 +83,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("--budget", type=float, default=55.0, help="seconds for the whole run (default 55)")
     doctor.set_defaults(run=_doctor)
+
+    record = commands.add_parser(
+        "record", help="run one session and save conol's raw SSE lines and status polls, scrubbed, for replay"
+    )
+    _add_connection_arguments(record)
+    record.add_argument("--out", "-o", required=True, help="the recording file to write (JSON)")
+    record.add_argument("--prompt", required=True, help="the user message of the session")
+    record.add_argument("--model", default=DOCTOR_MODEL, help=f"catalog id (default {DOCTOR_MODEL})")
+    record.add_argument("--effort", default=None, help="reasoning effort (minimal, low, medium, high, max)")
+    record.add_argument(
+        "--tools", default=None, help="a JSON file with a list of tools (OpenAI or Anthropic format)"
+    )
+    record.add_argument("--timezone", default="UTC", help="IANA timezone sent with the session (default UTC)")
+    record.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds the session may take (default 120)"
+    )
+    record.set_defaults(run=_record)
     return parser
 
 
@@ -148,6 +165,50 @@ def _doctor(args: argparse.Namespace) -> int:
     report = report_json if args.json else report_text
     print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
     return 1 if any(check.failed for check in checks) else 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    endpoint = _connection(args)
+    if endpoint is None:
+        return 2
+    import asyncio
+    import json
+
+    from ._errors import ConolError
+    from ._options import configured_catalog
+    from ._record import record_session
+    from ._render import convert_tools, map_effort
+    from ._transport import shared_client
+    from ._wire import CreateSessionBody, TextPart
+
+    try:
+        tools = convert_tools(json.loads(Path(args.tools).read_text(encoding="utf-8"))) if args.tools else []
+        body = CreateSessionBody(
+            messages=[TextPart(content=args.prompt)],
+            timezone=args.timezone,
+            agent_model=configured_catalog().resolve(args.model).agent_model,
+            agent_effort=map_effort(args.effort),
+            tools=tools or None,
+        )
+    except (OSError, ValueError, ConolError) as exc:
+        print(f"litellm-conol record: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+
+    async def run() -> dict[str, Any]:
+        return await record_session(endpoint, shared_client(), body, timeout=args.timeout)
+
+    try:
+        recording = asyncio.run(run())
+    except ConolError as exc:
+        print(f"litellm-conol record: {exc.message}", file=sys.stderr)
+        return 1
+    Path(args.out).write_text(json.dumps(recording, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    timeline = recording["timeline"]
+    lines = sum("line" in entry for entry in timeline)
+    polls = sum("status" in entry for entry in timeline)
+    ended = recording["ended_by"] or recording["error"]
+    print(f"recorded {lines} SSE lines and {polls} status polls (ended by: {ended}) to {args.out}")
+    return 0
 
 
 def _models(args: argparse.Namespace) -> int:

@@ -192,6 +192,8 @@ class FakeConfig:
     * ``refuse_streams``: new SSE connections answer ``refuse_stream_status``.
     * ``revoke_token``: the token is dead: every ``/api`` call answers 401.
     * ``ping_interval``: seconds of stream idleness before a ``: ping`` comment.
+    * ``replay_dir``: where ``[[fake:replay file=NAME]]`` looks for recordings (default: the current
+      directory); names cannot leave it.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
     """
@@ -206,6 +208,7 @@ class FakeConfig:
     revoke_token: bool = False
     ping_interval: float = 1.0
     drift: str | None = None
+    replay_dir: str | None = None
 
     @property
     def drifts(self) -> Drift:

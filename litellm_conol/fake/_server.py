@@ -11,6 +11,7 @@ import hmac
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -26,6 +27,7 @@ from ._records import (
     SessionRecord,
     StreamClose,
 )
+from ._replay import replay_file_steps
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, user_turn_text
 from ._steps import Step
@@ -82,7 +84,8 @@ class FakeState:
     ) -> None:
         self.token = token
         self.known_models = frozenset(known_models)
-        self._initial = ({**BUILTINS, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
+        builtins = {**BUILTINS, "replay": self._replay_scenario()}
+        self._initial = ({**builtins, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
         self.scenarios: dict[str, Scenario] = {}
         self.default_scenario = default_scenario
         self.config = FakeConfig()
@@ -102,6 +105,18 @@ class FakeState:
         self.scenarios, self.default_scenario = dict(scenarios), default
         self.config = FakeConfig(ping_interval=ping_interval)
         self.requests, self.live = [], {}
+
+    def _replay_scenario(self) -> Scenario:
+        def steps(ctx: ScenarioContext) -> list[Step]:
+            return replay_file_steps(ctx, Path(self.config.replay_dir or "."))
+
+        return Scenario(
+            "replay",
+            steps,
+            description="param file=NAME: replays the recording NAME (litellm-conol record, or written "
+            "by hand) from the config's replay_dir with its original timing; its 'expected' says the answer",
+            user_turn=False,
+        )
 
     def shutdown(self) -> None:
         self.stopping = True
