@@ -30,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .fake._runner import add_drift_argument
+
     parser = argparse.ArgumentParser(prog="litellm-conol", description=__doc__)
     commands = parser.add_subparsers(dest="command")
 
@@ -56,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     fake.add_argument(
         "--token", default=None, help="the session token it accepts (default: a fixed fake token)"
     )
+    fake.add_argument(
+        "--default-scenario", default="hello", help="scenario for requests without a [[fake:NAME]] marker"
+    )
+    add_drift_argument(fake)
     fake.set_defaults(run=_fake)
 
     models = commands.add_parser("models", help="list the conol models of the catalog")
@@ -240,7 +246,10 @@ def _models(args: argparse.Namespace) -> int:
 def _fake(args: argparse.Namespace) -> int:
     from .fake import run_forever
 
-    run_forever(host=args.host, port=args.port, token=args.token)
+    options: dict[str, Any] = {"default_scenario": args.default_scenario, "drift": args.drift}
+    if args.token:
+        options["token"] = args.token
+    run_forever(host=args.host, port=args.port, **options)
     return 0
 
 

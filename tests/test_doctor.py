@@ -170,3 +170,16 @@ def test_the_token_from_the_environment_is_used_and_never_printed(agent_fake, ca
 def test_unknown_drift_names_are_refused(conol_fake):
     with pytest.raises(ValueError, match="unknown drift nope; known: auth_wrapped, "):
         conol_fake.configure(drift="nope")
+
+
+def test_a_drift_given_at_start_survives_reset_and_the_cli_offers_it(capsys):
+    with pytest.raises(ValueError, match="unknown drift bogus"):
+        FakeConol(drift="bogus")
+    with FakeConol(drift="status_word,balance_renamed") as fake:
+        fake.reset()
+        assert fake.config.drift == "balance_renamed,status_word"
+        fake.configure(drift=None)  # back to the faithful server until the next reset
+        assert not fake.config.drifts
+    with pytest.raises(SystemExit):
+        cli.main(["fake", "--help"])
+    assert "--drift DRIFT" in capsys.readouterr().out

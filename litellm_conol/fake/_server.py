@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from ._codec import dumps, loads
+from ._drift import parse_drifts
 from ._expected import expected_from_steps
 from ._library import BUILTINS
 from ._records import (
@@ -81,8 +82,10 @@ class FakeState:
         default_scenario: str,
         ping_interval: float,
         known_models: Iterable[str],
+        drift: str | None = None,
     ) -> None:
         self.token = token
+        self._drift = ",".join(sorted(parse_drifts(drift))) or None  # ValueError for an unknown name
         self.known_models = frozenset(known_models)
         builtins = {**BUILTINS, "replay": self._replay_scenario()}
         self._initial = ({**builtins, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
@@ -103,7 +106,7 @@ class FakeState:
         if default not in scenarios:
             raise ValueError(f"default scenario {default!r} is not registered")
         self.scenarios, self.default_scenario = dict(scenarios), default
-        self.config = FakeConfig(ping_interval=ping_interval)
+        self.config = FakeConfig(ping_interval=ping_interval, drift=self._drift)
         self.requests, self.live = [], {}
 
     def _replay_scenario(self) -> Scenario:
