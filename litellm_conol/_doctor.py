@@ -219,7 +219,9 @@ async def _session_checks(
     events = _data_events(transport)
     results["stream"] = _judge_stream(events, error, settings.session_timeout)
     results["previews"] = _judge_previews(events, run.assembler)
-    results["status"] = await _guarded("status", lambda: _poll_status(transport, info.session_id, deadline))
+    results["status"] = await _guarded(
+        "status", lambda: _poll_status(transport, info.session_id, deadline, clock)
+    )
 
 
 def _data_events(transport: RecordingTransport) -> list[tuple[float, Any]]:
@@ -286,8 +288,8 @@ def _is_message_snapshot(entry: dict[str, Any]) -> bool:
     return entry.get("type") not in REASONING_TYPES and bool(content) and isinstance(content, str | list)
 
 
-async def _poll_status(transport: Transport, session_id: str, deadline: float) -> Check:
-    clock = _Clock()
+async def _poll_status(transport: Transport, session_id: str, deadline: float, clock: _Clock) -> Check:
+    """Poll until the status is terminal; timed by ``clock``, the session's (so: when it ended)."""
     polls = 0
     while True:
         polls += 1

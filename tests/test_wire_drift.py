@@ -12,7 +12,7 @@ from events import delta, msg, stage, tool_log, user_log
 import litellm_conol
 from litellm_conol._assembler import Assembler
 from litellm_conol._wire import HistoryDelta, parse_event, unreadable_reason
-from litellm_conol.fake import CommitMessage, Event, Scenario, SetStatus, Sleep
+from litellm_conol.fake import CommitMessage, Done, Event, Scenario, SetStatus, Sleep
 
 pytestmark = pytest.mark.timeout(30)
 litellm_conol.register()
@@ -120,7 +120,7 @@ def _sdk(fake, marker: str) -> litellm.ModelResponse:
 
 def test_a_session_of_only_unreadable_events_is_a_502_naming_the_shape(conol_fake):
     odd = {"type": "history_delta", "stages": [{"id": "s", "preview": [{"type": "message", "content": 42}]}]}
-    conol_fake.add_scenario(Scenario("odd", [Event(odd), Sleep(0.05), Event(odd), SetStatus("completed")]))
+    conol_fake.add_scenario(Scenario("odd", [Event(odd), Sleep(0.05), Event(odd), SetStatus("completed"), Done()]))
     with pytest.raises(litellm.BadGatewayError) as caught:
         _sdk(conol_fake, "[[fake:odd]]")
     message = str(caught.value)
