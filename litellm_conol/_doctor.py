@@ -225,7 +225,7 @@ async def _session_checks(
 
 
 def _data_events(transport: RecordingTransport) -> list[tuple[float, Any]]:
-    """(arrival time, parsed payload) of every ``data:`` line; payloads that are not JSON as ``None``."""
+    """(arrival time, parsed payload) of every ``data:`` line; payloads that are not JSON as text."""
     events: list[tuple[float, Any]] = []
     for entry in transport.entries:
         line = entry.get("line")
@@ -233,14 +233,16 @@ def _data_events(transport: RecordingTransport) -> list[tuple[float, Any]]:
             try:
                 events.append((entry["t"], json.loads(line[5:])))
             except ValueError:
-                events.append((entry["t"], None))
+                events.append((entry["t"], line[5:].strip()))  # [DONE], or not JSON
     return events
 
 
 def _event_type(payload: Any) -> str:
     if isinstance(payload, dict):
         return str(payload.get("type"))
-    return "[DONE]" if payload is None else type(payload).__name__
+    if isinstance(payload, str):
+        return "[DONE]" if payload == "[DONE]" else "not JSON"
+    return f"a JSON {type(payload).__name__}"
 
 
 def _judge_stream(events: list[tuple[float, Any]], error: ConolError | None, timeout: float) -> Check:

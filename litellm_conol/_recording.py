@@ -51,11 +51,13 @@ class RecordingTransport(Transport):
             yield self._tee(chunks), raw_socket
 
     async def _tee(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-        pending = b""
+        pending = bytearray()  # a line in the making (a long answer's snapshot spans many chunks)
         async for chunk in chunks:
             pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                if line.strip():
-                    self._note("line", line.rstrip(b"\r").decode(errors="replace"))
+            if b"\n" in chunk:
+                *complete, rest = bytes(pending).split(b"\n")
+                pending = bytearray(rest)
+                for line in complete:
+                    if line.strip():
+                        self._note("line", line.rstrip(b"\r").decode(errors="replace"))
             yield chunk

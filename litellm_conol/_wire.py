@@ -198,11 +198,10 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 
 
 def _checked(event: ConolEvent, data: str | bytes) -> ConolEvent:
-    """``event``, unless it is a history_delta that read nothing where its JSON may hold content
-    one level deeper (a wrapping object, a stage nested in a stage): then the tolerant reading."""
-    if isinstance(event, HistoryDelta) and (
-        not event.stages or any(not stage.logs and not stage.preview for stage in event.stages)
-    ):
+    """``event``, unless it is a history_delta that read nothing at all, where its JSON may hold
+    content one level deeper (a wrapping object, stages nested in stages): then the tolerant reading.
+    An event with content in any stage is taken as it is, so a long answer is never parsed twice."""
+    if isinstance(event, HistoryDelta) and not any(stage.logs or stage.preview for stage in event.stages):
         return _parse_tolerantly(data) or event
     return event
 

@@ -238,3 +238,20 @@ def test_scrub_blanks_user_turns_wherever_they_are_nested_and_masks_secrets():
         'data: {"type":"x","text":"mail user@example.invalid, session ses_recorded, tok"}'
     )
     assert scrubbed["expected"]["content"] == "token *** in ses_recorded"
+
+
+async def test_the_recording_keeps_sse_lines_split_across_chunks_whole():
+    import httpx
+
+    from litellm_conol._recording import RecordingTransport
+    from litellm_conol._transport import Endpoint
+
+    async def chunks():
+        for chunk in (b'data: {"a"', b":1}\n\n: ping\r\n", b"\n", b"data: 2\n", b"data: 3"):
+            yield chunk
+
+    async with httpx.AsyncClient() as client:
+        transport = RecordingTransport(Endpoint("http://127.0.0.1:9", "tok"), client)
+        passed = [chunk async for chunk in transport._tee(chunks())]
+    assert b"".join(passed) == b'data: {"a":1}\n\n: ping\r\n\ndata: 2\ndata: 3'  # passed on untouched
+    assert transport.lines() == ['data: {"a":1}', ": ping", "data: 2"]  # an unfinished line is not a line

@@ -120,7 +120,9 @@ def _sdk(fake, marker: str) -> litellm.ModelResponse:
 
 def test_a_session_of_only_unreadable_events_is_a_502_naming_the_shape(conol_fake):
     odd = {"type": "history_delta", "stages": [{"id": "s", "preview": [{"type": "message", "content": 42}]}]}
-    conol_fake.add_scenario(Scenario("odd", [Event(odd), Sleep(0.05), Event(odd), SetStatus("completed"), Done()]))
+    conol_fake.add_scenario(
+        Scenario("odd", [Event(odd), Sleep(0.05), Event(odd), SetStatus("completed"), Done()])
+    )
     with pytest.raises(litellm.BadGatewayError) as caught:
         _sdk(conol_fake, "[[fake:odd]]")
     message = str(caught.value)
