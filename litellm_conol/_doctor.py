@@ -29,7 +29,7 @@ from ._assembler import REASONING_TYPES, Assembler
 from ._catalog import CatalogModel
 from ._driver import SessionRun
 from ._end_policy import TERMINAL_STATUSES
-from ._errors import ConolError
+from ._errors import ConolError, UpstreamError
 from ._recording import RecordingTransport
 from ._transport import Endpoint, Transport
 from ._wire import CreateSessionBody, TextPart, ToolSpec
@@ -207,6 +207,8 @@ async def _session_checks(
                 created_after = clock.since()
     except ConolError as exc:
         error = exc
+    except Exception as exc:  # a diagnostic reports, it does not crash
+        error = UpstreamError(f"{type(exc).__name__}: {exc}")
     if run.info is None:
         reason = error.message if error is not None else "no session"
         results["create"] = Check("create", "fail", reason, clock.since())

@@ -183,3 +183,12 @@ def test_a_drift_given_at_start_survives_reset_and_the_cli_offers_it(capsys):
     with pytest.raises(SystemExit):
         cli.main(["fake", "--help"])
     assert "--drift DRIFT" in capsys.readouterr().out
+
+
+def test_the_whole_run_is_bounded_by_the_budget(conol_fake, capsys):
+    conol_fake.set_default_scenario("stall_before_first")  # no event for 30 s
+    code, outcomes, out = _doctor(conol_fake, capsys, "--no-models", "--budget", "1")
+    report = json.loads(out)
+    assert code == 1 and report["seconds"] < 10
+    assert outcomes == {"token": "pass", "balance": "pass", **{n: "fail" for n in SESSION_CHECKS[2:]}}
+    assert {c["detail"] for c in report["checks"][2:]} == {"did not finish within the 1 s budget"}
