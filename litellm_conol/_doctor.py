@@ -219,8 +219,9 @@ async def _session_checks(
     downgraded = f", downgraded to {info.effective_model}" if info.model_downgraded else ""
     results["create"] = Check("create", "pass", f"session {info.session_id}{downgraded}", created_after)
     events = _data_events(transport)
-    results["stream"] = _judge_stream(events, error, settings.session_timeout)
-    results["previews"] = _judge_previews(events, run.assembler)
+    looked = clock.since()  # a failed stream or previews check is timed by how long it looked
+    results["stream"] = _judge_stream(events, error, settings.session_timeout, looked)
+    results["previews"] = _judge_previews(events, run.assembler, looked)
     results["status"] = await _guarded(
         "status", lambda: _poll_status(transport, info.session_id, deadline, clock)
     )
@@ -247,19 +248,22 @@ def _event_type(payload: Any) -> str:
     return f"a JSON {type(payload).__name__}"
 
 
-def _judge_stream(events: list[tuple[float, Any]], error: ConolError | None, timeout: float) -> Check:
+def _judge_stream(
+    events: list[tuple[float, Any]], error: ConolError | None, timeout: float, looked: float
+) -> Check:
     deltas = [t for t, payload in events if _event_type(payload) == "history_delta"]
     if deltas:
         return Check("stream", "pass", f"{len(deltas)} history_delta events", deltas[0])
     if not events:
         why = f": {error.message}" if error is not None else ""
-        return Check("stream", "fail", f"no event within {timeout:g} s{why}")
+        return Check("stream", "fail", f"no event within {timeout:g} s{why}", looked)
     seen = Counter(_event_type(payload) for _, payload in events)
     kinds = ", ".join(f"{kind} x{n}" for kind, n in seen.most_common(6))
-    return Check("stream", "fail", f"no history_delta among {len(events)} events (types seen: {kinds})")
+    detail = f"no history_delta among {len(events)} events (types seen: {kinds})"
+    return Check("stream", "fail", detail, looked)
 
 
-def _judge_previews(events: list[tuple[float, Any]], assembler: Assembler) -> Check:
+def _judge_previews(events: list[tuple[float, Any]], assembler: Assembler, looked: float) -> Check:
     deltas = [(t, p) for t, p in events if _event_type(p) == "history_delta"]
     if not deltas:
         return Check("previews", "skip", "no history_delta events to look in")
@@ -271,14 +275,12 @@ def _judge_previews(events: list[tuple[float, Any]], assembler: Assembler) -> Ch
             snapshots += [t for entry in _dicts(stage.get("preview")) if _is_message_snapshot(entry)]
     if not snapshots:
         keys = ", ".join(sorted(stage_keys)) or "no stages"
-        return Check(
-            "previews", "fail", f"no message snapshot under stages[].preview (stage keys seen: {keys})"
-        )
+        detail = f"no message snapshot under stages[].preview (stage keys seen: {keys})"
+        return Check("previews", "fail", detail, looked)
     answer = assembler.final_text
     if not answer:
-        return Check(
-            "previews", "fail", f"{len(snapshots)} message snapshots but no answer text read from them"
-        )
+        detail = f"{len(snapshots)} message snapshots but no answer text read from them"
+        return Check("previews", "fail", detail, looked)
     shown = answer if len(answer) <= 60 else answer[:57] + "..."
     return Check("previews", "pass", f"{len(snapshots)} message snapshots; answer {shown!r}", snapshots[0])
 
