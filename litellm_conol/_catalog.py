@@ -7,6 +7,7 @@ unknown id must be refused here, before a session is created.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -25,6 +26,12 @@ class CatalogModel:
 class Catalog:
     models: tuple[CatalogModel, ...]
 
+    def extended(self, extra: Catalog) -> Catalog:
+        """This catalog plus ``extra``'s models; an ``extra`` model with a known id replaces it."""
+        replacing = {model.id: model for model in extra.models}
+        kept = tuple(replacing.pop(model.id, model) for model in self.models)
+        return Catalog(models=kept + tuple(replacing.values()))
+
     def resolve(self, model: str) -> CatalogModel:
         """Map a LiteLLM model name (``conol/`` prefix optional, either id form) to a known model."""
         name = model.removeprefix("conol/")
@@ -34,8 +41,8 @@ class Catalog:
         known = ", ".join(m.id for m in self.models)
         raise ModelNotFound(
             f"conol model {name!r} is not in the catalog (conol would silently run another model). "
-            f"Known models: {known}. List them with `litellm-conol models`; add new ones to the "
-            f"catalog file (CONOL_MODELS_FILE)."
+            f"Known models: {known}. List them with `litellm-conol models`; add new ones in a file "
+            f"named by CONOL_MODELS_EXTRA, or give the deployment an agent_model."
         )
 
 
@@ -50,10 +57,16 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
 
 
 @cache
-def _cached_catalog(path: str | None) -> Catalog:
-    return load_catalog(path)
+def _cached_catalog(path: str | None, extra: str | None) -> Catalog:
+    catalog = load_catalog(path)
+    for extra_path in (extra or "").split(os.pathsep):
+        if extra_path.strip():
+            catalog = catalog.extended(load_catalog(extra_path.strip()))
+    return catalog
 
 
-def default_catalog(path: str | None = None) -> Catalog:
-    """The packaged catalog, or the file named by ``path`` (e.g. from ``CONOL_MODELS_FILE``); read once."""
-    return _cached_catalog(path)
+def default_catalog(path: str | None = None, extra: str | None = None) -> Catalog:
+    """The packaged catalog, or the file named by ``path`` (``CONOL_MODELS_FILE``: it replaces the
+    packaged one), extended by the files named in ``extra`` (``CONOL_MODELS_EXTRA``, separated by
+    ``os.pathsep``: their models are added, and replace packaged ones with the same id). Read once."""
+    return _cached_catalog(path, extra)

@@ -17,7 +17,7 @@ from ._assembler import Assembler, Piece, coalesce
 from ._end_policy import EndPolicy, Finish, GiveUp, Poll, Timing
 from ._errors import AgentFailed, ConolError, RequestTimeout, UpstreamError
 from ._transport import Transport
-from ._wire import CreateSessionBody, parse_event
+from ._wire import CreateSessionBody, parse_event, unreadable_reason
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class RunStats:
     status_polls: int = 0
     reconnects: int = 0
     events: int = 0
+    unreadable: int = 0  # events of a known type whose shape we could not read
+    unreadable_reason: str | None = None  # the first one's, named
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,7 @@ class SessionRun:
                 )
                 if isinstance(step, Finish):
                     self.stats.ended_by = step.reason
+                    self._check_something_was_read(session_id)
                     tail = self.assembler.finish()  # text held back for a stop sequence that never came
                     if tail:
                         yield tail
@@ -210,6 +213,23 @@ class SessionRun:
                 break
         return pieces
 
+    def _note_unreadable(self, data: bytes) -> None:
+        reason = unreadable_reason(data)
+        if reason is not None:
+            self.stats.unreadable += 1
+            self.stats.unreadable_reason = self.stats.unreadable_reason or reason
+
+    def _check_something_was_read(self, session_id: str) -> None:
+        """An empty answer because conol's events changed shape is an error that says so, not an
+        empty success (one odd event among readable ones is skipped, spec §2.3)."""
+        answer = self.assembler
+        if self.stats.unreadable and not (answer.final_text or answer.final_reasoning or answer.tool_calls):
+            raise UpstreamError(
+                f"conol session {session_id} sent {self.stats.unreadable} event(s) of a shape this client "
+                f"cannot read and nothing readable: {self.stats.unreadable_reason}. conol's protocol may "
+                "have changed: run `litellm-conol doctor`."
+            )
+
     def _mask_secret(self, exc: ConolError) -> None:
         """Last line of defence: whatever an error quotes (conol's own text too), never the token."""
         token = self.transport.endpoint.token
@@ -230,6 +250,7 @@ class SessionRun:
             policy.on_activity(now)
             event = parse_event(item.data)
             if event is None:
+                self._note_unreadable(item.data)
                 return []  # junk line, heartbeat or unknown type: not fatal (spec §2.3)
             self.stats.events += 1
             policy.on_event(now)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import httpx
 
-from ._catalog import default_catalog
+from ._catalog import Catalog, CatalogModel, default_catalog
 from ._cutter import AnswerLimits
 from ._end_policy import Timing
 from ._errors import BadRequest, MissingCredential
@@ -28,6 +28,7 @@ ENV_TOKEN = "CONOL_SESSION_TOKEN"
 ENV_BASE = "CONOL_API_BASE"
 ENV_TIMEZONE = "CONOL_TIMEZONE"
 ENV_MODELS_FILE = "CONOL_MODELS_FILE"
+ENV_MODELS_EXTRA = "CONOL_MODELS_EXTRA"
 ENV_SETTLE = "CONOL_SETTLE_WINDOW"
 ENV_FIRST_EVENT_TIMEOUT = "CONOL_FIRST_EVENT_TIMEOUT"
 ENV_IDLE_TIMEOUT = "CONOL_IDLE_TIMEOUT"
@@ -49,6 +50,7 @@ OPTION_NAMES = frozenset(
         "reasoning",
         "first_event_timeout",
         "idle_timeout",
+        "agent_model",
     }
 )
 
@@ -85,7 +87,7 @@ def build_request(
     _refuse_unsupported(params)
     limits = answer_limits(params)
     endpoint = Endpoint(base_url=_base_url(api_base), token=_token(api_key))
-    catalog_model = default_catalog(os.environ.get(ENV_MODELS_FILE)).resolve(model)
+    catalog_model = _catalog_model(model, params.get("agent_model"))
     all_tools = convert_tools(params.get("tools"))
     tools, tool_choice = _tools_and_choice(all_tools, params.get("tool_choice"))
     parts = render_messages(messages)
@@ -136,6 +138,23 @@ def is_health_check(litellm_params: Any) -> bool:
         return False
     metadata = litellm_params.get("metadata")
     return isinstance(metadata, Mapping) and metadata.get("user_api_key_team_id") == HEALTH_CHECK_ACCOUNT
+
+
+def configured_catalog() -> Catalog:
+    """The catalog as this environment configures it (``CONOL_MODELS_FILE``, ``CONOL_MODELS_EXTRA``)."""
+    return default_catalog(os.environ.get(ENV_MODELS_FILE), os.environ.get(ENV_MODELS_EXTRA))
+
+
+def _catalog_model(model: str, agent_model: Any) -> CatalogModel:
+    """The catalog's entry for ``model``; or, when the deployment (or the call) names the
+    ``agent_model`` to send, that one: a model conol offers that the catalog does not know yet."""
+    if agent_model is None:
+        return configured_catalog().resolve(model)
+    if not isinstance(agent_model, str) or not agent_model.strip():
+        raise BadRequest(
+            f"agent_model must be a non-empty string (the agentModel conol receives), got {agent_model!r}"
+        )
+    return CatalogModel(id=model.removeprefix("conol/"), agent_model=agent_model.strip())
 
 
 def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:

@@ -289,6 +289,15 @@ class Transport:
         except ValidationError:
             return None
 
+    async def get_json(self, path: str, doing: str) -> tuple[int, Any]:
+        """``GET path`` as is: its HTTP status and JSON body (``None`` when not JSON), for checks that
+        judge the answer's shape themselves (``litellm-conol doctor``). Only unreachable raises."""
+        response = await self._send("GET", path, doing, headers=self.endpoint.headers())
+        try:
+            return response.status_code, json.loads(response.content)
+        except ValueError:
+            return response.status_code, None
+
     @asynccontextmanager
     async def event_stream(self, session_id: str) -> AsyncIterator[EventStream]:
         """The session's SSE ``data`` payloads, as bytes (comments and heartbeats dropped)."""

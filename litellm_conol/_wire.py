@@ -7,6 +7,7 @@ fields are ignored and every field we read has a default, because the upstream s
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -141,13 +142,16 @@ _event_adapter: TypeAdapter[ConolEvent] = TypeAdapter(Annotated[ConolEvent, Fiel
 
 DONE_MARKER = "[DONE]"
 _DONE_MARKER_BYTES = DONE_MARKER.encode()
+_KNOWN_TYPES = frozenset({"history_delta", "error", "done"})
 
 
 def parse_event(data: str | bytes) -> ConolEvent | None:
     """One SSE ``data:`` payload → an event; ``None`` for junk, unknown types and heartbeats.
 
     Lines that are not valid JSON, or not an event we understand, are skipped rather than fatal
-    (spec §2.3). ``[DONE]`` is reported as a ``done`` event.
+    (spec §2.3). ``[DONE]`` is reported as a ``done`` event. A ``history_delta`` whose shape drifted
+    where the meaning is still clear is read anyway (``_normalized_delta``); what stays unreadable
+    is ``None`` here and ``unreadable_reason()`` says why.
 
     ``data`` may be the raw bytes of the payload (no UTF-8 decode, split or join of a text copy: a
     long answer's cumulative snapshots are tens of MB); the result is the same as for the decoded
@@ -157,16 +161,128 @@ def parse_event(data: str | bytes) -> ConolEvent | None:
         if data.strip() == _DONE_MARKER_BYTES:
             return DoneEvent(type="done")
         try:
-            return _event_adapter.validate_json(data)
+            return _checked(_event_adapter.validate_json(data), data)
         except ValidationError:
             try:
                 data.decode()
             except UnicodeDecodeError:
                 return parse_event(data.decode(errors="replace"))
-            return None
+            return _parse_tolerantly(data)
     if data.strip() == DONE_MARKER:
         return DoneEvent(type="done")
     try:
-        return _event_adapter.validate_json(data)
+        return _checked(_event_adapter.validate_json(data), data)
+    except ValidationError:
+        return _parse_tolerantly(data)
+
+
+def unreadable_reason(data: str | bytes) -> str | None:
+    """Why a payload of a known event type could not be read: the unexpected shape, named. ``None``
+    for what is rightly skipped (not JSON, not an object, an unknown type) and for readable events."""
+    raw = _json_object(data)
+    if raw is None or raw.get("type") not in _KNOWN_TYPES:
+        return None
+    try:
+        _event_adapter.validate_python(_normalized(raw))
+    except ValidationError as exc:
+        errors = exc.errors()
+        where = _field_path(errors[0]["loc"][1:])  # [0] is the event type
+        expected = dict.fromkeys(e["msg"] for e in errors if _field_path(e["loc"][1:]) == where)
+        shape = _shape(errors[0]["input"])
+        return f"a {raw['type']} event whose {where or 'body'} is {shape} ({' or '.join(expected)})"
+    return None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """``stages.0.preview.0.content``: the fields and indexes of an error's location, without the
+    union member labels pydantic puts in it (``str``, ``list[ContentPart]``)."""
+    return ".".join(
+        str(p) for p in loc if isinstance(p, int) or (p.isidentifier() and p.islower() and p != "str")
+    )
+
+
+# --- drift where the meaning is clear ------------------------------------------------------------
+# The hot path above validates conol's JSON in one go. Only an event that fails it, or a
+# history_delta that came out empty-handed, is looked at again here, in Python.
+
+
+def _checked(event: ConolEvent, data: str | bytes) -> ConolEvent:
+    """``event``, unless it is a history_delta that read nothing at all, where its JSON may hold
+    content one level deeper (a wrapping object, stages nested in stages): then the tolerant reading.
+    An event with content in any stage is taken as it is, so a long answer is never parsed twice."""
+    if isinstance(event, HistoryDelta) and not any(stage.logs or stage.preview for stage in event.stages):
+        return _parse_tolerantly(data) or event
+    return event
+
+
+def _parse_tolerantly(data: str | bytes) -> ConolEvent | None:
+    raw = _json_object(data)
+    if raw is None or raw.get("type") not in _KNOWN_TYPES:
+        return None
+    try:
+        return _event_adapter.validate_python(_normalized(raw))
     except ValidationError:
         return None
+
+
+def _json_object(data: str | bytes) -> dict[str, Any] | None:
+    try:
+        raw = json.loads(data)
+    except ValueError:
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def _normalized(raw: dict[str, Any]) -> dict[str, Any]:
+    return _normalized_delta(raw) if raw.get("type") == "history_delta" else raw
+
+
+def _normalized_delta(raw: dict[str, Any]) -> dict[str, Any]:
+    """Readings of a drifted history_delta whose meaning is clear: ``stages`` inside one wrapping
+    object; ``stages`` keyed by stage id; a stage's content inside one wrapping object; a single
+    ``logs``/``preview`` entry or content part where a list belongs."""
+    stages = raw.get("stages")
+    if not stages:
+        wrapper = next((v for v in raw.values() if isinstance(v, dict) and "stages" in v), None)
+        stages = wrapper["stages"] if wrapper is not None else stages
+    if isinstance(stages, dict):
+        stages = [{"id": key, **value} if isinstance(value, dict) else value for key, value in stages.items()]
+    if isinstance(stages, list):
+        stages = [_normalized_stage(stage) for stage in stages]
+    return {**raw, "stages": stages}
+
+
+_STAGE_KEYS = ("logs", "preview")
+
+
+def _normalized_stage(stage: Any) -> Any:
+    if not isinstance(stage, dict):
+        return stage
+    if not any(key in stage for key in _STAGE_KEYS):
+        inner = next(
+            (v for v in stage.values() if isinstance(v, dict) and any(k in v for k in _STAGE_KEYS)), None
+        )
+        if inner is not None:
+            stage = {"id": stage.get("id"), **inner}
+    stage = dict(stage)
+    for key in _STAGE_KEYS:
+        entries = stage.get(key)
+        if isinstance(entries, dict):
+            entries = [entries]
+        if isinstance(entries, list):
+            stage[key] = [_normalized_entry(entry) for entry in entries]
+    return stage
+
+
+def _normalized_entry(entry: Any) -> Any:
+    if isinstance(entry, dict) and isinstance(entry.get("content"), dict):
+        return {**entry, "content": [entry["content"]]}
+    return entry
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object with keys " + (", ".join(sorted(map(str, value))[:8]) or "none")
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return f"{type(value).__name__} {json.dumps(value)[:40]}"

@@ -1,4 +1,5 @@
-"""``litellm-conol``: run the proxy with conol models, run the fake conol, list the catalog."""
+"""``litellm-conol``: run the proxy with conol models, run the fake conol, list the catalog, check
+that conol still speaks the protocol (``doctor``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._transport import Endpoint
 
 DEFAULT_CONFIG = "proxy_config.yaml"
 DEFAULT_MASTER_KEY = "sk-conol-local"
@@ -25,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .fake._runner import add_drift_argument
+
     parser = argparse.ArgumentParser(prog="litellm-conol", description=__doc__)
     commands = parser.add_subparsers(dest="command")
 
@@ -51,25 +58,198 @@ def _parser() -> argparse.ArgumentParser:
     fake.add_argument(
         "--token", default=None, help="the session token it accepts (default: a fixed fake token)"
     )
+    fake.add_argument(
+        "--default-scenario", default="hello", help="scenario for requests without a [[fake:NAME]] marker"
+    )
+    add_drift_argument(fake)
     fake.set_defaults(run=_fake)
 
     models = commands.add_parser("models", help="list the conol models of the catalog")
+    models.add_argument(
+        "--check",
+        action="store_true",
+        help="create one session per model and mark which ones conol runs as asked for this account",
+    )
+    _add_connection_arguments(models)
     models.set_defaults(run=_models)
+
+    doctor = commands.add_parser(
+        "doctor", help="check, one line each, that conol still speaks the protocol this package expects"
+    )
+    _add_connection_arguments(doctor)
+    doctor.add_argument(
+        "--model", default=DOCTOR_MODEL, help=f"catalog id for the session checks (default {DOCTOR_MODEL})"
+    )
+    doctor.add_argument(
+        "--no-models", action="store_true", help="skip the per-model downgrade checks (one session each)"
+    )
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument(
+        "--session-timeout", type=float, default=20.0, help="seconds one check session may take (default 20)"
+    )
+    doctor.add_argument("--budget", type=float, default=55.0, help="seconds for the whole run (default 55)")
+    doctor.set_defaults(run=_doctor)
+
+    record = commands.add_parser(
+        "record", help="run one session and save conol's raw SSE lines and status polls, scrubbed, for replay"
+    )
+    _add_connection_arguments(record)
+    record.add_argument("--out", "-o", required=True, help="the recording file to write (JSON)")
+    record.add_argument("--prompt", required=True, help="the user message of the session")
+    record.add_argument("--model", default=DOCTOR_MODEL, help=f"catalog id (default {DOCTOR_MODEL})")
+    record.add_argument("--effort", default=None, help="reasoning effort (minimal, low, medium, high, max)")
+    record.add_argument(
+        "--tools", default=None, help="a JSON file with a list of tools (OpenAI or Anthropic format)"
+    )
+    record.add_argument("--timezone", default="UTC", help="IANA timezone sent with the session (default UTC)")
+    record.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds the session may take (default 120)"
+    )
+    record.set_defaults(run=_record)
     return parser
 
 
-def _models(args: argparse.Namespace) -> int:
-    from ._catalog import default_catalog
+DOCTOR_MODEL = "deepseek-v4-flash"
 
-    for model in default_catalog(os.environ.get("CONOL_MODELS_FILE")).models:
-        print(f"conol/{model.id:<24} agentModel={model.agent_model}")
+
+def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", default=None, help="session token (default: $CONOL_SESSION_TOKEN)")
+    parser.add_argument(
+        "--api-base", default=None, help="where conol is (default: $CONOL_API_BASE or conol.ai)"
+    )
+
+
+def _connection(args: argparse.Namespace) -> Endpoint | None:
+    """Where conol is and the token, from the flags or the environment; None (after saying so)
+    without a token."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
+    from ._transport import DEFAULT_BASE_URL, Endpoint
+
+    token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
+    if not token:
+        print(
+            f"litellm-conol {args.command}: no token (set CONOL_SESSION_TOKEN or pass --token)",
+            file=sys.stderr,
+        )
+        return None
+    return Endpoint(
+        base_url=args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL, token=token
+    )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    endpoint = _connection(args)
+    if endpoint is None:
+        return 2
+    import asyncio
+    import time
+
+    from ._doctor import DoctorSettings, report_json, report_text, run_doctor
+    from ._errors import ConolError
+    from ._options import configured_catalog
+    from ._transport import shared_client
+
+    catalog = configured_catalog()
+    try:
+        model = catalog.resolve(args.model)
+    except ConolError as exc:
+        print(f"litellm-conol doctor: {exc.message}", file=sys.stderr)
+        return 2
+    settings = DoctorSettings(
+        endpoint=endpoint,
+        model=model,
+        models=() if args.no_models else catalog.models,
+        session_timeout=args.session_timeout,
+        budget=args.budget,
+    )
+
+    async def run() -> list[Any]:
+        return await run_doctor(settings, shared_client())
+
+    started = time.monotonic()
+    checks = asyncio.run(run())
+    report = report_json if args.json else report_text
+    print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
+    return 1 if any(check.failed for check in checks) else 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    endpoint = _connection(args)
+    if endpoint is None:
+        return 2
+    import asyncio
+    import json
+
+    from ._errors import ConolError
+    from ._options import configured_catalog
+    from ._record import record_session
+    from ._render import convert_tools, map_effort
+    from ._transport import shared_client
+    from ._wire import CreateSessionBody, TextPart
+
+    try:
+        tools = convert_tools(json.loads(Path(args.tools).read_text(encoding="utf-8"))) if args.tools else []
+        body = CreateSessionBody(
+            messages=[TextPart(content=args.prompt)],
+            timezone=args.timezone,
+            agent_model=configured_catalog().resolve(args.model).agent_model,
+            agent_effort=map_effort(args.effort),
+            tools=tools or None,
+        )
+    except (OSError, ValueError, ConolError) as exc:
+        print(f"litellm-conol record: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+
+    async def run() -> dict[str, Any]:
+        return await record_session(endpoint, shared_client(), body, timeout=args.timeout)
+
+    try:
+        recording = asyncio.run(run())
+    except ConolError as exc:
+        print(f"litellm-conol record: {exc.message}", file=sys.stderr)
+        return 1
+    Path(args.out).write_text(json.dumps(recording, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    timeline = recording["timeline"]
+    lines = sum("line" in entry for entry in timeline)
+    polls = sum("status" in entry for entry in timeline)
+    ended = recording["ended_by"] or recording["error"]
+    print(f"recorded {lines} SSE lines and {polls} status polls (ended by: {ended}) to {args.out}")
     return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from ._options import configured_catalog
+
+    models = configured_catalog().models
+    if not args.check:
+        for model in models:
+            print(f"conol/{model.id:<24} agentModel={model.agent_model}")
+        return 0
+    endpoint = _connection(args)
+    if endpoint is None:
+        return 2
+    import asyncio
+
+    from ._doctor import check_models
+    from ._transport import shared_client
+
+    async def run() -> list[Any]:
+        return await check_models(endpoint, shared_client(), models)
+
+    checks = asyncio.run(run())
+    for model, check in zip(models, checks, strict=True):
+        verdict = "works" if check.outcome == "pass" else f"FAILS: {check.detail}"
+        print(f"conol/{model.id:<24} agentModel={model.agent_model:<32} {verdict}", flush=True)
+    return 1 if any(check.failed for check in checks) else 0
 
 
 def _fake(args: argparse.Namespace) -> int:
     from .fake import run_forever
 
-    run_forever(host=args.host, port=args.port, token=args.token)
+    options: dict[str, Any] = {"default_scenario": args.default_scenario, "drift": args.drift}
+    if args.token:
+        options["token"] = args.token
+    run_forever(host=args.host, port=args.port, **options)
     return 0
 
 

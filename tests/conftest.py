@@ -34,6 +34,13 @@ def proxy(e2e_fake, spend_log, tmp_path_factory):
     # The shipped config, plus only a test callback that records what spend logs are made of.
     config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
     config["litellm_settings"]["callbacks"] = ["spend_logger.spend_recorder"]
+    # a model the catalog does not know, made usable by the deployment naming its agentModel
+    config["model_list"].append(
+        {
+            "model_name": "private-model",
+            "litellm_params": {"model": "conol/private-model", "agent_model": "vendor/private-1"},
+        }
+    )
     path = tmp_path_factory.mktemp("proxy") / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {

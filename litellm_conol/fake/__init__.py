@@ -54,6 +54,7 @@ from __future__ import annotations
 from ._expected import Expected, ExpectedToolCall, expected_from_steps
 from ._library import BUILTINS, long_text, tool_result_in
 from ._records import ConnectionRecord, EventRecord, FakeConfig, RequestRecord, SessionRecord
+from ._replay import RECORDING_FORMAT, load_recording, replay_scenario
 from ._runner import DEFAULT_TOKEN, FakeConol, add_arguments, main, run_forever, run_from_args
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._server import COOKIE_NAME, DOWNGRADE_MODEL, KNOWN_MODELS
@@ -89,6 +90,7 @@ __all__ = [
     "DOWNGRADE_MODEL",
     "KNOWN_MODELS",
     "REASONING_KINDS",
+    "RECORDING_FORMAT",
     "TERMINAL_STATUSES",
     "CloseStream",
     "CommitMessage",
@@ -120,8 +122,10 @@ __all__ = [
     "add_arguments",
     "expected_from_steps",
     "find_marker",
+    "load_recording",
     "long_text",
     "main",
+    "replay_scenario",
     "run_forever",
     "run_from_args",
     "snapshots",

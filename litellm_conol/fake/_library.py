@@ -491,6 +491,17 @@ def _limits() -> list[Scenario]:
     ]
 
 
+AGENT_THINKING = "The user asked me to call a tool; I'll call it."
+AGENT_TEXT = "Hello! This is the fake conol agent."
+
+
+def _agent(ctx: ScenarioContext) -> list[Step]:
+    """Does what a health check asks, quickly: with tools, call the first one; else a short answer."""
+    if ctx.tools:
+        return [*_think(AGENT_THINKING, 2), Sleep(0.05), ToolCall(ctx.tools[0], {})]
+    return [*_think("Greet briefly.", 2), *_say(AGENT_TEXT, 3), *_commit_then_complete(AGENT_TEXT, 0.2)]
+
+
 def _tools() -> list[Scenario]:
     wait = "; then the agent waits: status stays running, no done, stream open"
     return [
@@ -536,6 +547,14 @@ def _tools() -> list[Scenario]:
             "tool_after_silence",
             [*_think(WEATHER_THINKING, 2), Sleep(2.5), PARIS],
             description="thinking, 2.5 s of pings only, then the get_weather Paris call" + wait,
+        ),
+        Scenario(
+            "agent",
+            _agent,
+            description="prompt-driven: with tools, thinking x2 then a call of the first tool with {}"
+            + wait
+            + "; without tools, thinking x2, 'Hello! This is the fake conol agent.' x3, committed, "
+            "completed 0.2 s later",
         ),
         Scenario(
             "tool_loop",

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ._codec import loads
+from ._drift import Drift, parse_drifts
 from ._expected import Expected
 from ._steps import TERMINAL_STATUSES
 
@@ -191,6 +192,10 @@ class FakeConfig:
     * ``refuse_streams``: new SSE connections answer ``refuse_stream_status``.
     * ``revoke_token``: the token is dead: every ``/api`` call answers 401.
     * ``ping_interval``: seconds of stream idleness before a ``: ping`` comment.
+    * ``replay_dir``: where ``[[fake:replay file=NAME]]`` looks for recordings (default: the current
+      directory); names cannot leave it.
+    * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
+      e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
     """
 
     create_status: int | None = None
@@ -202,6 +207,12 @@ class FakeConfig:
     refuse_stream_status: int = 503
     revoke_token: bool = False
     ping_interval: float = 1.0
+    drift: str | None = None
+    replay_dir: str | None = None
+
+    @property
+    def drifts(self) -> Drift:
+        return Drift(parse_drifts(self.drift))
 
     def update(self, changes: dict[str, Any]) -> None:
         """Apply a partial update, type-checked field by field (ValueError names the bad key)."""
@@ -211,6 +222,8 @@ class FakeConfig:
                 raise ValueError(f"unknown config key {key!r}; known: {', '.join(types)}")
             if not _fits(str(types[key]), value):
                 raise ValueError(f"config {key}={value!r} does not fit type {types[key]}")
+            if key == "drift":
+                parse_drifts(value)
         for key, value in changes.items():
             setattr(self, key, float(value) if key == "ping_interval" else value)
 

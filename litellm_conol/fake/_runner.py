@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from ._drift import DRIFTS
 from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._scenarios import Scenario
 from ._server import COOKIE_NAME, KNOWN_MODELS, FakeState
@@ -39,10 +40,11 @@ class FakeConol:
         default_scenario: str = "hello",
         ping_interval: float = 1.0,
         known_models: Iterable[str] = KNOWN_MODELS,
+        drift: str | None = None,
     ) -> None:
         self.host = host
         self.port = port
-        self._state = FakeState(token, scenarios, default_scenario, ping_interval, known_models)
+        self._state = FakeState(token, scenarios, default_scenario, ping_interval, known_models, drift)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -247,6 +249,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ping-interval", type=float, default=1.0, help="seconds of idleness per ': ping'")
     parser.add_argument("--default-scenario", default="hello", help="scenario for requests without a marker")
     parser.add_argument("--list-scenarios", action="store_true", help="print the scenarios and exit")
+    add_drift_argument(parser)
+
+
+def add_drift_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--drift",
+        default=None,
+        help="comma-separated deliberate departures from the spec, to test clients against a conol "
+        f"that changed: {', '.join(DRIFTS)}",
+    )
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -262,6 +274,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         token=args.token,
         ping_interval=args.ping_interval,
         default_scenario=args.default_scenario,
+        drift=args.drift,
     )
     return 0
 

@@ -105,7 +105,8 @@ class Scenario:
     Create answer: ``create_status`` (non-2xx: no session is created) with ``create_body`` (a dict,
     or a str sent as text/html) and ``create_headers``; ``id_key`` names where the session id goes
     (``None``: nowhere, a broken create response). ``downgrade`` forces ``modelDowngraded: true``.
-    ``status_flaky``: status polls 1, 3, 5, ... answer 500.
+    ``status_flaky``: status polls 1, 3, 5, ... answer 500. ``user_turn=False``: never prepend the
+    user turn (a replayed recording carries its own).
     """
 
     name: str
@@ -123,11 +124,12 @@ class Scenario:
     stage_mode: StageMode = "changed"
     omit_empty: bool = False
     pings: bool = True
+    user_turn: bool = True
 
     def script(self, ctx: ScenarioContext) -> list[Step]:
         """The steps for one request, with the user turn first unless the scenario places it."""
         steps = list(self.steps(ctx) if callable(self.steps) else self.steps)
-        if not any(isinstance(s, UserTurn) for s in _flatten(steps)):
+        if self.user_turn and not any(isinstance(s, UserTurn) for s in _flatten(steps)):
             # the user turn is the first log of the first stage, whatever the scenario names it
             first = next((s for s in _flatten(steps) if isinstance(s, STAGE_STEPS)), None)
             steps.insert(0, UserTurn(first.stage if first is not None else "main"))
@@ -183,10 +185,14 @@ class Scenario:
         return self.default_expected.outcome
 
     def summary(self) -> dict[str, Any]:
+        try:
+            expected: dict[str, Any] | None = self.default_expected.to_json()
+        except ScenarioError:
+            expected = None  # it needs parameters (replay file=...): its answer depends on them
         return {
             "name": self.name,
             "description": self.description,
             "create_status": self.create_status,
             "prompt_dependent": callable(self.steps),
-            "expected": self.default_expected.to_json(),
+            "expected": expected,
         }

@@ -11,11 +11,13 @@ import hmac
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from ._codec import dumps, loads
+from ._drift import parse_drifts
 from ._expected import expected_from_steps
 from ._library import BUILTINS
 from ._records import (
@@ -26,6 +28,7 @@ from ._records import (
     SessionRecord,
     StreamClose,
 )
+from ._replay import replay_file_steps
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, user_turn_text
 from ._steps import Step
@@ -79,10 +82,13 @@ class FakeState:
         default_scenario: str,
         ping_interval: float,
         known_models: Iterable[str],
+        drift: str | None = None,
     ) -> None:
         self.token = token
+        self._drift = ",".join(sorted(parse_drifts(drift))) or None  # ValueError for an unknown name
         self.known_models = frozenset(known_models)
-        self._initial = ({**BUILTINS, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
+        builtins = {**BUILTINS, "replay": self._replay_scenario()}
+        self._initial = ({**builtins, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
         self.scenarios: dict[str, Scenario] = {}
         self.default_scenario = default_scenario
         self.config = FakeConfig()
@@ -100,8 +106,20 @@ class FakeState:
         if default not in scenarios:
             raise ValueError(f"default scenario {default!r} is not registered")
         self.scenarios, self.default_scenario = dict(scenarios), default
-        self.config = FakeConfig(ping_interval=ping_interval)
+        self.config = FakeConfig(ping_interval=ping_interval, drift=self._drift)
         self.requests, self.live = [], {}
+
+    def _replay_scenario(self) -> Scenario:
+        def steps(ctx: ScenarioContext) -> list[Step]:
+            return replay_file_steps(ctx, Path(self.config.replay_dir or "."))
+
+        return Scenario(
+            "replay",
+            steps,
+            description="param file=NAME: replays the recording NAME (litellm-conol record, or written "
+            "by hand) from the config's replay_dir with its original timing; its 'expected' says the answer",
+            user_turn=False,
+        )
 
     def shutdown(self) -> None:
         self.stopping = True
@@ -166,14 +184,16 @@ class FakeState:
     async def _get_session(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         now = time.time()
         return _json(
-            {
-                "session": {"id": "ses_fake", "userId": "usr_fake", "expiresAt": _iso(now + 30 * 86400)},
-                "user": {"id": "usr_fake", "name": "Fake User", "email": "fake@conol.invalid"},
-            }
+            self.config.drifts.auth(
+                {
+                    "session": {"id": "ses_fake", "userId": "usr_fake", "expiresAt": _iso(now + 30 * 86400)},
+                    "user": {"id": "usr_fake", "name": "Fake User", "email": "fake@conol.invalid"},
+                }
+            )
         )
 
     async def _balance(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        return _json({"total": 12.5})
+        return _json(self.config.drifts.balance({"total": 12.5}))
 
     async def _not_found(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         return _error(404, "Not found")
@@ -219,6 +239,7 @@ class FakeState:
             answer.update(_id_fields(scenario.id_key, live.record.id))
         if isinstance(scenario.create_body, Mapping):
             answer.update(scenario.create_body)
+        answer = self.config.drifts.created(answer)
         return _json(answer, scenario.create_status, scenario.create_headers)
 
     def _create_fault(self) -> web.Response | None:
@@ -267,7 +288,8 @@ class FakeState:
             status=scenario.initial_status,
         )
         record.status_history.append((now, scenario.initial_status))
-        live = LiveSession(record, scenario, script, user_turn_text(list(ctx.messages), ctx.timezone, now))
+        user_text = user_turn_text(list(ctx.messages), ctx.timezone, now)
+        live = LiveSession(record, scenario, script, user_text, drift=self.config.drifts)
         self.live[record.id] = live
         live.start()
         return live
@@ -283,13 +305,15 @@ class FakeState:
             return _error(failure, "Internal Server Error")
         rec = live.record
         return _json(
-            {
-                "id": session_id,
-                "status": rec.status,
-                "agentModel": rec.model,
-                "effectiveModel": rec.effective_model,
-                "createdAt": _iso(rec.created_at),
-            }
+            self.config.drifts.status(
+                {
+                    "id": session_id,
+                    "status": rec.status,
+                    "agentModel": rec.model,
+                    "effectiveModel": rec.effective_model,
+                    "createdAt": _iso(rec.created_at),
+                }
+            )
         )
 
     def _status_failure(self, live: LiveSession) -> int | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._codec import sse_data
+from ._drift import Drift
 from ._records import EventRecord, SessionRecord, StreamClose
 from ._scenarios import Scenario
 from ._steps import (
@@ -60,8 +61,16 @@ class _Stage:
 
 
 class LiveSession:
-    def __init__(self, record: SessionRecord, scenario: Scenario, script: list[Step], user_text: str) -> None:
+    def __init__(
+        self,
+        record: SessionRecord,
+        scenario: Scenario,
+        script: list[Step],
+        user_text: str,
+        drift: Drift | None = None,
+    ) -> None:
         self.record = record
+        self.drift = drift or Drift()  # the server's drifts when the session was created
         self.scenario = scenario
         self.timeline: list[TimelineItem] = []
         self.pings_enabled = scenario.pings
@@ -154,7 +163,7 @@ class LiveSession:
     def _emit_delta(self, touched: list[str]) -> None:
         names = list(self._stages) if self.scenario.stage_mode == "all" else list(dict.fromkeys(touched))
         payload = {"type": "history_delta", "stages": [self._stage_json(self._stages[n]) for n in names]}
-        self._emit("history_delta", sse_data(payload))
+        self._emit("history_delta", sse_data(self.drift.event(payload)))
 
     def _stage_json(self, stage: _Stage) -> dict[str, Any]:
         mode = self.scenario
