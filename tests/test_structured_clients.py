@@ -81,7 +81,7 @@ def test_a_never_valid_answer_is_a_502_not_a_success(e2e):
 def test_a_never_valid_stream_ends_in_an_error_without_content(e2e):
     _, client = e2e
     contents: list[str] = []
-    with pytest.raises(openai.APIError, match="failed validation"):
+    with pytest.raises(openai.APIStatusError, match="failed validation") as caught:
         stream = client.chat.completions.create(
             model=MODEL,
             messages=ask("json_never_valid"),
@@ -94,6 +94,7 @@ def test_a_never_valid_stream_ends_in_an_error_without_content(e2e):
             if chunk.choices:
                 contents.append(chunk.choices[0].delta.content or "")
     assert "".join(contents) == ""
+    assert caught.value.status_code == 502  # nothing was sent before it: a plain HTTP error
 
 
 def test_openai_agents_output_type(e2e, proxy):

@@ -10,6 +10,7 @@ import litellm
 import pydantic
 import pytest
 from litellm.exceptions import MidStreamFallbackError
+from test_tools import WEATHER
 
 import litellm_conol
 from litellm_conol.fake._library import NOT_JSON, PERSON, PERSON_CUT
@@ -21,14 +22,6 @@ pytestmark = pytest.mark.timeout(60)
 
 MODEL = "conol/claude-haiku-4-5"
 PERSON_TEXT = json.dumps(PERSON)  # the canonical JSON a validated answer comes back as
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
 
 
 class Person(pydantic.BaseModel):
