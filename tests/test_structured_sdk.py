@@ -189,6 +189,6 @@ async def test_tool_validation_off_passes_the_call_through(kw):
     assert got["fields"] == {}  # no chunk carries "turns": nothing was validated
 
 
-async def test_valid_tool_calls_stream_with_text_live(kw):
+async def test_a_valid_tool_call_takes_one_turn(kw):
     got = await call("async_stream", ask("tool_call_json", tools=[WEATHER], **kw))
     assert (got["tool_calls"], got["fields"]["turns"]) == (PARIS, 1)
