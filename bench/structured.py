@@ -3,8 +3,8 @@ answer adds. ``python -m bench.structured [--runs N]`` (not part of ``make bench
 
 * per scenario: how many turns (sessions) the answer took, and whether it failed, over N runs;
 * added latency: the same ``json_valid`` answer, non-streamed, with ``response_format`` (instruction
-  in the prompt, extraction and jsonschema validation) and without it, requests interleaved; the
-  median of each and the median of the paired differences.
+  in the prompt, extraction and jsonschema validation) and without it, in pairs (which goes first
+  alternates); the median of each and the median of the paired differences.
 """
 
 from __future__ import annotations
@@ -77,12 +77,15 @@ async def repair_statistics(fake: FakeConol, runs: int) -> None:
 
 async def added_latency(fake: FakeConol, runs: int) -> None:
     with_format, without, differences = [], [], []
-    for _ in range(runs):
+    for i in range(runs):
         fake.reset()
-        plain, response = await _once(fake, "json_valid")
-        assert response.choices[0].message.content == '{"name": "Ada Lovelace", "age": 36}'
-        validated, response = await _once(fake, "json_valid", response_format=Person)
-        assert response.choices[0].message.content == '{"name": "Ada Lovelace", "age": 36}'
+        kinds = [{}, {"response_format": Person}]
+        timings: list[float] = []
+        for extra in kinds if i % 2 == 0 else kinds[::-1]:  # alternate which goes first
+            seconds, response = await _once(fake, "json_valid", **extra)
+            assert response.choices[0].message.content == '{"name": "Ada Lovelace", "age": 36}'
+            timings.append(seconds)
+        plain, validated = timings if i % 2 == 0 else timings[::-1]
         without.append(plain)
         with_format.append(validated)
         differences.append(validated - plain)
