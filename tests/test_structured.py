@@ -275,3 +275,21 @@ def test_tool_validation_off_skips_the_schema_check():
     assert _request(
         tools=[{"type": "function", "function": {"name": "f", "parameters": CITY}}]
     ).tool_schemas == {"f": CITY}
+
+
+class Address(pydantic.BaseModel):
+    city: str
+
+
+class Customer(pydantic.BaseModel):
+    name: str
+    addresses: list[Address]
+
+
+def test_nested_models_validate_through_their_refs():
+    output = parse_response_format(Customer)
+    assert output is not None and "$defs" in output.schema
+    good = '{"name": "Ada", "addresses": [{"city": "London"}]}'
+    assert check_answer(output, good) == Valid(good)
+    bad = '{"name": "Ada", "addresses": [{"town": "London"}]}'
+    assert check_answer(output, bad) == Invalid("at $.addresses[0]: 'city' is a required property")
