@@ -74,3 +74,16 @@ class UpstreamError(ConolError):
 
 class UpstreamUnavailable(ConolError):
     status = 503
+
+
+class InvalidStructuredOutput(ConolError):
+    """The answer (or a tool call's arguments) still failed validation after the repair turns.
+
+    502, LiteLLM's ``BadGatewayError``: the request was fine, the upstream answer was not usable
+    (as LiteLLM's own ``JSONSchemaValidationError`` is a 5xx). So the Router may retry it and run
+    fallbacks (another model may well conform); a 400 would tell the client its request was wrong
+    and, from a provider, disables fallbacks. Cooldowns count it only where a model group has
+    several deployments, as for any upstream failure.
+    """
+
+    status = 502

@@ -19,10 +19,12 @@ from ._cutter import AnswerLimits
 from ._end_policy import Timing
 from ._errors import BadRequest, MissingCredential
 from ._render import convert_tools, map_effort, render_messages
+from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
 from ._transport import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
-from ._wire import CreateSessionBody, ToolSpec
+from ._wire import CreateSessionBody, TextPart, ToolSpec
 
 BuiltinMode = Literal["hide", "expose"]
+ToolValidation = Literal["repair", "error", "off"]
 
 ENV_TOKEN = "CONOL_SESSION_TOKEN"
 ENV_BASE = "CONOL_API_BASE"
@@ -37,6 +39,8 @@ MAX_BUDGET_SECONDS = 3600.0
 
 DEFAULT_TIMEOUT = 600.0
 MAX_PROMPT_CHARS = 2_000_000  # conol has no documented limit; refuse what no model window holds
+DEFAULT_MAX_REPAIR_TURNS = 2
+MAX_REPAIR_TURNS = 10  # each turn is a whole new session: more is a misconfiguration, not persistence
 
 # Our own options: never forwarded anywhere, read from optional_params / extra_body.
 OPTION_NAMES = frozenset(
@@ -51,6 +55,8 @@ OPTION_NAMES = frozenset(
         "first_event_timeout",
         "idle_timeout",
         "agent_model",
+        "max_repair_turns",
+        "tool_validation",
     }
 )
 
@@ -69,8 +75,28 @@ class ConolRequest:
     max_tool_calls: int | None
     tool_choice_required: bool
     max_concurrent_polls: int = DEFAULT_MAX_CONCURRENT_POLLS
+    output_format: OutputFormat | None = None  # response_format, enforced by validation + repair turns
+    tool_schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # empty: not validated
+    tool_validation: ToolValidation = "repair"
+    max_repair_turns: int = DEFAULT_MAX_REPAIR_TURNS
     extras: dict[str, Any] = field(default_factory=dict)
     limits: AnswerLimits = field(default_factory=AnswerLimits)  # stop / max_tokens, enforced by us
+
+    def body_for(self, messages: list[Any]) -> CreateSessionBody:
+        """The session body for ``messages`` (a repair turn's longer conversation), same settings."""
+        return self.body.model_copy(update={"messages": render_prompt(messages, self.output_format)})
+
+
+def render_prompt(messages: list[Any], output_format: OutputFormat | None) -> list[TextPart]:
+    """The transcript, then (with a response_format) the instruction what to answer and how."""
+    parts = render_messages(messages)
+    if output_format is not None:
+        parts.append(TextPart(content=format_instruction(output_format)))
+    if sum(len(p.content) for p in parts) > MAX_PROMPT_CHARS:
+        raise BadRequest(
+            f"the prompt is longer than the {MAX_PROMPT_CHARS:,}-character limit of this provider"
+        )
+    return parts
 
 
 def build_request(
@@ -90,11 +116,9 @@ def build_request(
     catalog_model = _catalog_model(model, params.get("agent_model"))
     all_tools = convert_tools(params.get("tools"))
     tools, tool_choice = _tools_and_choice(all_tools, params.get("tool_choice"))
-    parts = render_messages(messages)
-    if sum(len(p.content) for p in parts) > MAX_PROMPT_CHARS:
-        raise BadRequest(
-            f"the prompt is longer than the {MAX_PROMPT_CHARS:,}-character limit of this provider"
-        )
+    output_format = parse_response_format(params.get("response_format"))
+    tool_validation = _tool_validation(params.get("tool_validation"))
+    parts = render_prompt(messages, output_format)
     body = CreateSessionBody(
         messages=parts,
         timezone=str(params.get("timezone") or os.environ.get(ENV_TIMEZONE) or "UTC"),
@@ -118,6 +142,10 @@ def build_request(
         tool_choice_required=tool_choice == "required",
         max_concurrent_polls=_max_concurrent_polls(),
         limits=limits,
+        output_format=output_format,
+        tool_schemas=_tool_schemas(tools, tool_validation),
+        tool_validation=tool_validation,
+        max_repair_turns=_max_repair_turns(params.get("max_repair_turns")),
     )
 
 
@@ -169,18 +197,40 @@ def _refuse_unsupported(params: Mapping[str, Any]) -> None:
     n = params.get("n")
     if n not in (None, 1):
         raise BadRequest(f"n={n} is not supported: conol returns exactly one answer per request")
-    response_format = params.get("response_format")
-    if response_format is not None and _format_type(response_format) != "text":
+
+
+def _tool_validation(value: Any) -> ToolValidation:
+    mode = str(value or "repair").strip().lower()
+    if mode == "repair":
+        return "repair"
+    if mode == "error":
+        return "error"
+    if mode == "off":
+        return "off"
+    raise BadRequest(f"tool_validation must be 'repair', 'error' or 'off', got {value!r}")
+
+
+def _tool_schemas(tools: list[ToolSpec], mode: ToolValidation) -> dict[str, Mapping[str, Any]]:
+    """The schemas client tool calls are validated against (none when validation is off)."""
+    if mode == "off":
+        return {}
+    for tool in tools:
+        check_tool_schema(tool.name, tool.input_schema)
+    return {tool.name: tool.input_schema for tool in tools}
+
+
+def _max_repair_turns(value: Any) -> int:
+    if value is None:
+        return DEFAULT_MAX_REPAIR_TURNS
+    try:
+        turns = int(value)
+    except (TypeError, ValueError):
+        turns = -1
+    if isinstance(value, bool) or not 0 <= turns <= MAX_REPAIR_TURNS or str(turns) != str(value).strip():
         raise BadRequest(
-            f"response_format {_format_type(response_format)!r} is not supported: conol cannot be held to a "
-            "schema or JSON mode (only 'text' is accepted)"
+            f"max_repair_turns must be a whole number from 0 to {MAX_REPAIR_TURNS}, got {value!r}"
         )
-
-
-def _format_type(response_format: Any) -> str:
-    if isinstance(response_format, Mapping):
-        return str(response_format.get("type"))
-    return getattr(response_format, "__name__", type(response_format).__name__)
+    return turns
 
 
 def _token(api_key: str | None) -> str:

@@ -198,11 +198,11 @@ def fill_model_response(
     *,
     model: str,
     assembler: Assembler,
-    info: SessionInfo | None,
-    stats: RunStats,
+    fields: dict[str, Any],
     usage: Usage,
+    content: str | None = None,
 ) -> ModelResponse:
-    fields = result_fields(info, assembler, stats)
+    """``content``: the answer to return instead of the assembled text (the validated JSON)."""
     tool_calls = [
         ChatCompletionMessageToolCall(
             id=call.id, type="function", function=Function(name=call.name, arguments=call.arguments)
@@ -210,7 +210,7 @@ def fill_model_response(
         for call in assembler.tool_calls
     ]
     message = Message(
-        content=None if tool_calls else assembler.final_text,
+        content=None if tool_calls else (assembler.final_text if content is None else content),
         role="assistant",
         tool_calls=tool_calls or None,
         reasoning_content=assembler.final_reasoning or None,

@@ -55,18 +55,22 @@ CASES = [
     ),
     ("unknown model", {"model": "conol/gpt-9000"}, 404, "gpt-9000"),
     ("n > 1", {"n": 2}, 400, "n=2"),
-    ("response_format json_object", {"response_format": {"type": "json_object"}}, 400, "json_object"),
+    # response_format json_object / json_schema are enforced (tests/test_structured*.py); these are not
+    ("response_format of an unknown type", {"response_format": {"type": "yaml"}}, 400, "'yaml'"),
     (
-        "response_format json_schema",
-        {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "x", "schema": {"type": "object"}},
-            }
-        },
+        "response_format json_schema without a schema",
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
         400,
-        "json_schema",
+        "json_schema.schema",
     ),
+    (
+        "response_format schema that is no JSON Schema",
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": 5}}}},
+        400,
+        "not a valid JSON Schema",
+    ),
+    ("max_repair_turns out of range", {"max_repair_turns": 99}, 400, "max_repair_turns"),
+    ("tool_validation unknown", {"tool_validation": "sometimes"}, 400, "tool_validation"),
     ("reasoning_effort unknown", {"reasoning_effort": "extreme"}, 400, "extreme"),
     ("first_event_timeout negative", {"first_event_timeout": -1}, 400, "first_event_timeout"),
     ("idle_timeout not a number", {"idle_timeout": "soon"}, 400, "idle_timeout"),

@@ -1,0 +1,226 @@
+"""One request from start to answer: its session, and the repair turns that validation asks for.
+
+All four entry points go through :class:`Exchange`. Usually it is one session. With a
+``response_format``, or client tools whose call arguments are validated (``tool_validation``), an
+answer that fails validation gets a repair turn: a new session with the conversation, the bad
+answer and what is wrong with it, up to ``max_repair_turns`` times; then
+``InvalidStructuredOutput``. Never is an invalid answer returned as a success.
+
+Streaming: with a ``response_format`` the whole answer is held until it validates, then sent (a
+client never sees JSON that is later rejected). Without one, the first turn's text streams live as
+ever and only client tool calls wait for the end of the turn (which comes right after them) to be
+validated; a repair turn's tool calls (or text) follow once valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from litellm.types.utils import Delta, ModelResponseStream, Usage
+
+from ._assembler import Assembler, ClientToolCall, ReasoningDelta
+from ._cutter import AnswerCutter
+from ._driver import SessionInfo, SessionRun
+from ._errors import BadRequest, InvalidStructuredOutput, ModelDowngraded
+from ._options import ConolRequest
+from ._structured import CallToCheck, Valid, answer_repair, check_answer, check_tool_calls, tool_call_repair
+from ._transformation import ChunkMaker, answer_token_counter, estimate_usage, result_fields
+from ._transport import Transport, shared_client
+from ._wire import CreateSessionBody
+
+
+@dataclass(frozen=True)
+class _Rejection:
+    error: str
+    repair: list[dict[str, Any]]  # the messages a repair turn appends
+    tool_call: bool
+
+
+@dataclass
+class Exchange:
+    """Iterate :meth:`chunks`; afterwards ``last`` is the accepted turn and ``usage()`` covers all."""
+
+    request: ConolRequest
+    messages: list[Any]
+    runs: list[SessionRun] = field(default_factory=list, init=False)
+    prompts: list[list[Any]] = field(default_factory=list, init=False)
+    content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
+
+    @property
+    def last(self) -> SessionRun:
+        return self.runs[-1]
+
+    @property
+    def holds_answer(self) -> bool:
+        return self.request.output_format is not None
+
+    async def chunks(self, maker: ChunkMaker | None = None) -> AsyncIterator[ModelResponseStream]:
+        """Run the turns; yield chunks when a ``maker`` is given (streaming)."""
+        conversation = list(self.messages)
+        for turn in range(self.request.max_repair_turns + 1):
+            body = self.request.body if turn == 0 else self.request.body_for(conversation)
+            run = session_run(self.request, body, await answer_cutter(self.request))
+            self.runs.append(run)
+            self.prompts.append(conversation)
+            live = maker if turn == 0 and not self.holds_answer else None
+            async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                yield chunk
+            rejection = self._judge(run.assembler)
+            if rejection is None:
+                break
+            if turn == self.request.max_repair_turns or (
+                rejection.tool_call and self.request.tool_validation == "error"
+            ):
+                raise self._failure(rejection)
+            conversation = conversation + rejection.repair
+        if maker is not None:
+            for chunk in self._held_chunks(maker):
+                yield chunk
+
+    def fields(self) -> dict[str, Any]:
+        """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
+        last = self.last
+        fields = result_fields(last.info, last.assembler, last.stats)
+        if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
+            fields["turns"] = len(self.runs)
+            fields["session_ids"] = [run.info.session_id for run in self.runs if run.info is not None]
+        return fields
+
+    def usage(self) -> Usage:
+        """The estimate over every turn: each repair turn re-sends the whole conversation."""
+        total = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+        for prompt, run in zip(self.prompts, self.runs, strict=True):
+            turn = estimate_usage(prompt, run.assembler)
+            total = Usage(
+                prompt_tokens=total.prompt_tokens + turn.prompt_tokens,
+                completion_tokens=total.completion_tokens + turn.completion_tokens,
+                total_tokens=total.total_tokens + turn.total_tokens,
+            )
+        return total
+
+    # -- validation --
+
+    @property
+    def _validates_calls(self) -> bool:
+        return bool(self.request.tool_schemas)
+
+    def _judge(self, assembler: Assembler) -> _Rejection | None:
+        if assembler.tool_calls:
+            if not self._validates_calls:
+                return None
+            calls = [CallToCheck(c.id, c.name, c.arguments) for c in assembler.tool_calls]
+            error = check_tool_calls(self.request.tool_schemas, calls)
+            if error is None:
+                return None
+            return _Rejection(error, tool_call_repair(assembler.final_text, calls, error), tool_call=True)
+        if self.request.output_format is None:
+            return None
+        verdict = check_answer(self.request.output_format, assembler.final_text)
+        if isinstance(verdict, Valid):
+            self.content = verdict.json_text
+            return None
+        return _Rejection(verdict.error, answer_repair(assembler.final_text, verdict.error), tool_call=False)
+
+    def _failure(self, rejection: _Rejection) -> InvalidStructuredOutput:
+        turns = len(self.runs)
+        what = "a tool call's arguments" if rejection.tool_call else "the answer"
+        sessions = ", ".join(run.info.session_id for run in self.runs if run.info is not None)
+        if rejection.tool_call and self.request.tool_validation == "error":
+            how = "tool_validation is 'error'"
+        else:
+            how = f"{turns} turn(s), max_repair_turns={self.request.max_repair_turns}"
+        message = f"{what} failed validation ({how}; sessions {sessions}): {rejection.error}"
+        token = self.request.endpoint.token
+        return InvalidStructuredOutput(message.replace(token, "***") if token else message)
+
+    # -- streaming what was held --
+
+    def _held_chunks(self, maker: ChunkMaker) -> list[ModelResponseStream]:
+        last = self.last
+        assembler = last.assembler
+        chunks: list[ModelResponseStream] = []
+        if self.holds_answer and last.info is not None:
+            chunks.append(maker.opening(last.info))
+            if assembler.final_reasoning:
+                chunks.append(maker.for_piece(ReasoningDelta(assembler.final_reasoning), assembler))
+        if assembler.tool_calls:
+            if self._validates_calls or self.holds_answer:
+                chunks += maker.for_pieces(assembler.tool_calls, assembler)
+        elif self.content is not None:
+            chunks.append(maker.chunk(Delta(content=self.content)))
+        elif len(self.runs) > 1 and assembler.final_text:
+            # a repair turn that answered in text: nothing of it was streamed yet
+            chunks.append(maker.chunk(Delta(content=assembler.final_text)))
+        return chunks
+
+
+def session_run(
+    request: ConolRequest, body: CreateSessionBody, cutter: AnswerCutter | None = None
+) -> SessionRun:
+    return SessionRun(
+        transport=Transport(
+            request.endpoint, shared_client(), max_concurrent_polls=request.max_concurrent_polls
+        ),
+        body=body,
+        assembler=Assembler(
+            client_tools=request.client_tools,
+            dropped_tools=request.dropped_tools,
+            expose_builtins=request.builtin_tools == "expose",
+            max_tool_calls=request.max_tool_calls,
+            cutter=cutter,
+        ),
+        timing=request.timing,
+        timeout=request.timeout,
+    )
+
+
+async def answer_cutter(request: ConolRequest) -> AnswerCutter | None:
+    """A fresh cutter for ``stop`` / ``max_tokens`` of the request (one per session), if any. The
+    token counter's first use loads the model's tokenizer (Claude's: ~0.3 s): done off the event
+    loop, not to stall every stream."""
+    limits = request.limits
+    if not limits.requested:
+        return None
+    counter = None
+    if limits.max_tokens is not None:
+        counter = answer_token_counter(request.model)
+        await asyncio.to_thread(counter, "")
+    return AnswerCutter(limits.stop, limits.max_tokens, counter)
+
+
+async def session_chunks(
+    request: ConolRequest, run: SessionRun, maker: ChunkMaker | None = None, *, hold_calls: bool = False
+) -> AsyncIterator[ModelResponseStream]:
+    """Drive one session; yield chunks when a ``maker`` is given; enforce what conol does not.
+
+    ``hold_calls``: client tool calls are not streamed (they are validated when the turn ends).
+    """
+    opened = False
+    async for pieces in run.pieces():
+        if not opened:  # the session was just created
+            opened = True
+            _check_model(request, run.info)
+            if maker is not None and run.info is not None:
+                yield maker.opening(run.info)
+        elif maker is not None:
+            for chunk in maker.for_pieces(_streamable(pieces, hold_calls), run.assembler):
+                yield chunk
+    if request.tool_choice_required and not run.assembler.tool_calls:
+        raise BadRequest("tool_choice is 'required' but the model answered without calling a tool")
+
+
+def _streamable(pieces: Sequence[Any], hold_calls: bool) -> Sequence[Any]:
+    if not hold_calls:
+        return pieces
+    return [piece for piece in pieces if not isinstance(piece, ClientToolCall)]
+
+
+def _check_model(request: ConolRequest, info: SessionInfo | None) -> None:
+    if request.strict_model and info is not None and info.model_downgraded:
+        raise ModelDowngraded(
+            f"conol ran {info.effective_model!r} instead of {request.body.agent_model!r} "
+            "(model downgraded) and strict_model is on"
+        )

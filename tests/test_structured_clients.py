@@ -1,0 +1,169 @@
+"""Structured output end to end through the real proxy (shipped config): the openai SDK's
+``parse`` and ``stream`` with a pydantic model, openai-agents' ``output_type`` and LangChain's
+``with_structured_output`` (json_schema and function_calling), all against the session fake."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import openai
+import pydantic
+import pytest
+from proxyproc import MASTER_KEY
+
+from litellm_conol.fake._library import PERSON
+
+pytestmark = pytest.mark.timeout(120)
+
+MODEL = "conol/claude-haiku-4-5"
+ADA = {"name": "Ada Lovelace", "age": 36}
+assert ADA == PERSON  # the fake's default answer
+
+
+class Person(pydantic.BaseModel):
+    name: str
+    age: int
+
+
+def ask(scenario: str) -> list[dict]:
+    return [{"role": "user", "content": f"Who wrote the first program? [[fake:{scenario}]]"}]
+
+
+def test_parse_returns_the_model_after_a_repair_turn(e2e):
+    fake, client = e2e
+    completion = client.chat.completions.parse(
+        model=MODEL, messages=ask("json_schema_repair"), response_format=Person
+    )
+    message = completion.choices[0].message
+    assert message.parsed == Person(**ADA)
+    assert message.content == json.dumps(ADA)
+    fields = message.model_extra["provider_specific_fields"]
+    assert fields["turns"] == 2
+    assert fields["session_ids"] == list(fake.sessions)
+    assert completion.usage.total_tokens > 0
+
+
+def test_stream_sends_only_the_validated_json(e2e):
+    _, client = e2e
+    contents: list[str] = []
+    with client.chat.completions.stream(
+        model=MODEL, messages=ask("json_repair"), response_format=Person
+    ) as stream:
+        for event in stream:
+            if event.type == "content.delta":
+                contents.append(event.delta)
+        final = stream.get_final_completion()
+    assert "".join(contents) == json.dumps(ADA)  # the first, broken answer never reached the client
+    assert final.choices[0].message.parsed == Person(**ADA)
+
+
+# A 502 is retried by the proxy's Router (num_retries): each retry is another 1 + max_repair_turns
+# sessions. Once is enough to see it here.
+NO_ROUTER_RETRIES = {"x-litellm-num-retries": "0"}
+
+
+def test_a_never_valid_answer_is_a_502_not_a_success(e2e):
+    fake, client = e2e
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.chat.completions.parse(
+            model=MODEL,
+            messages=ask("json_never_valid"),
+            response_format=Person,
+            extra_body={"max_repair_turns": 1},
+            extra_headers=NO_ROUTER_RETRIES,
+        )
+    assert caught.value.status_code == 502
+    assert "the answer failed validation (2 turn(s), max_repair_turns=1" in str(caught.value)
+    assert len(fake.sessions) == 2
+
+
+def test_a_never_valid_stream_ends_in_an_error_without_content(e2e):
+    _, client = e2e
+    contents: list[str] = []
+    with pytest.raises(openai.APIStatusError, match="failed validation") as caught:
+        stream = client.chat.completions.create(
+            model=MODEL,
+            messages=ask("json_never_valid"),
+            response_format={"type": "json_object"},
+            extra_body={"max_repair_turns": 0},
+            extra_headers=NO_ROUTER_RETRIES,
+            stream=True,
+        )
+        for chunk in stream:
+            if chunk.choices:
+                contents.append(chunk.choices[0].delta.content or "")
+    assert "".join(contents) == ""
+    assert caught.value.status_code == 502  # nothing was sent before it: a plain HTTP error
+
+
+def test_the_request_shapes_of_instructor_json_and_tools_modes(e2e):
+    """instructor itself cannot be installed next to the pinned openai (every instructor 1.x caps
+    jiter below 0.15; openai 3.57 needs jiter >= 0.16), so its two request shapes are sent as it
+    sends them: JSON mode (json_object + the schema in a system message) and TOOLS mode (one tool
+    named after the model, forced by tool_choice)."""
+    _, client = e2e
+    schema = Person.model_json_schema()
+    system = {"role": "system", "content": f"Answer in JSON matching this schema:\n{json.dumps(schema)}"}
+    answer = client.chat.completions.create(
+        model=MODEL, messages=[system, *ask("json_fenced")], response_format={"type": "json_object"}
+    )
+    assert Person.model_validate_json(answer.choices[0].message.content) == Person(**ADA)
+    tool = {
+        "type": "function",
+        "function": {"name": "Person", "description": "A person", "parameters": schema},
+    }
+    call = client.chat.completions.create(
+        model=MODEL,
+        messages=ask('tool_call_json name=Person json={"name":"Ada%20Lovelace","age":36}'),
+        tools=[tool],
+        tool_choice={"type": "function", "function": {"name": "Person"}},
+    )
+    [made] = call.choices[0].message.tool_calls
+    assert (made.function.name, Person.model_validate_json(made.function.arguments)) == (
+        "Person",
+        Person(**ADA),
+    )
+
+
+def test_openai_agents_output_type(e2e, proxy):
+    agents = pytest.importorskip("agents")
+    agents.set_tracing_disabled(True)  # no trace upload to the network
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0)
+    agent = agents.Agent(
+        name="biographer",
+        instructions="Answer with the person.",
+        output_type=Person,
+        model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+    )
+
+    async def run() -> object:
+        try:
+            result = await agents.Runner.run(agent, "Who wrote the first program? [[fake:json_fenced]]")
+            return result.final_output
+        finally:
+            await client.close()
+
+    assert asyncio.run(run()) == Person(**ADA)
+
+
+@pytest.mark.parametrize(
+    ("method", "scenario"),
+    [
+        ("json_schema", "json_repair"),
+        # function_calling forces a call of a tool named after the model; its arguments are the answer
+        (
+            "function_calling",
+            'tool_args_invalid name=Person bad={"name":"Ada"} json={"name":"Ada%20Lovelace","age":36}',
+        ),
+    ],
+)
+def test_langchain_with_structured_output(e2e, proxy, method, scenario):
+    langchain_openai = pytest.importorskip("langchain_openai")
+    fake, _ = e2e
+    llm = langchain_openai.ChatOpenAI(
+        model=MODEL, base_url=f"{proxy.base_url}/v1", api_key=MASTER_KEY, max_retries=0, timeout=60
+    )
+    structured = llm.with_structured_output(Person, method=method)
+    assert structured.invoke(f"Who wrote the first program? [[fake:{scenario}]]") == Person(**ADA)
+    assert len(fake.sessions) == 2  # each scenario needs one repair turn
