@@ -9,10 +9,13 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 .PHONY: run test lint typecheck unit bench fake clean redis-server
 
+# instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
+# installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt instructor
 	touch $(STAMP)
 
 run: $(STAMP)

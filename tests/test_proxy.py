@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import time
 
+import httpx
 import openai
 import pytest
+import yaml
+from proxyproc import MASTER_KEY, ROOT
 
 from litellm_conol.fake import BUILTINS
 
@@ -145,3 +148,20 @@ def test_spend_log_records_estimated_usage(e2e, spend_log):
     assert by_stream[False]["prompt_tokens"] == response.usage.prompt_tokens
     assert by_stream[False]["completion_tokens"] == response.usage.completion_tokens
     assert by_stream[True]["completion_tokens"] > 0 and by_stream[True]["prompt_tokens"] > 0
+
+
+def test_health_of_the_shipped_config_is_green_and_creates_no_session(e2e, proxy):
+    """/health probes every deployment of the shipped config, the `conol/*` wildcard included (through
+    its health_check_model): each probe is a token check, never a paid session."""
+    fake, _ = e2e
+    answer = httpx.get(
+        f"{proxy.base_url}/health", headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=60
+    ).json()
+    assert answer["unhealthy_endpoints"] == []
+    shipped = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())["model_list"]
+    probed = [
+        (d.get("model_info") or {}).get("health_check_model") or d["litellm_params"]["model"] for d in shipped
+    ]
+    healthy = [e["model"] for e in answer["healthy_endpoints"]]
+    assert sorted(probed) == sorted(m for m in healthy if m != "conol/private-model")  # + conftest's own
+    assert [r.path for r in fake.requests] == ["/api/auth/get-session"] * len(healthy)

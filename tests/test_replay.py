@@ -46,16 +46,17 @@ def _answer(fake: FakeConol, marker: str, tools: list[str], stream: bool) -> dic
             ],
             "finish_reason": choice.finish_reason,
         }
-    content, reasoning, finish, calls = [], [], None, []
+    content, reasoning, finish = [], [], None
+    merged: dict[int, tuple[str, str]] = {}  # tool-call deltas merge by index, as OpenAI clients do
     for chunk in litellm.completion(**kwargs, stream=True):
         delta = chunk.choices[0].delta
         content.append(delta.content or "")
         reasoning.append(getattr(delta, "reasoning_content", None) or "")
-        calls += [
-            {"name": c.function.name, "arguments": json.loads(c.function.arguments)}
-            for c in delta.tool_calls or []
-        ]
+        for c in delta.tool_calls or []:
+            name, arguments = merged.get(c.index, (c.function.name, ""))
+            merged[c.index] = (name, arguments + (c.function.arguments or ""))
         finish = chunk.choices[0].finish_reason or finish
+    calls = [{"name": name, "arguments": json.loads(arguments)} for name, arguments in merged.values()]
     return {
         "content": "".join(content) or None,
         "reasoning": "".join(reasoning) or None,

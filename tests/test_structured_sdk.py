@@ -61,12 +61,12 @@ async def call(path: str, request: dict) -> dict:
     chunks = [c async for c in result] if path.startswith("async") else list(result)
     assert len({c.id for c in chunks}) == 1
     content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    calls = [
-        (t.function.name, t.function.arguments)
-        for c in chunks
-        if c.choices
-        for t in c.choices[0].delta.tool_calls or []
-    ]
+    merged: dict[int, tuple[str, str]] = {}  # tool-call deltas merge by index, as OpenAI clients do
+    for c in chunks:
+        for t in (c.choices[0].delta.tool_calls or []) if c.choices else []:
+            name, arguments = merged.get(t.index, (t.function.name, ""))
+            merged[t.index] = (name, arguments + (t.function.arguments or ""))
+    calls = list(merged.values())
     fields = [c.provider_specific_fields for c in chunks if (c.provider_specific_fields or {}).get("turns")]
     usage = [c.usage.total_tokens for c in chunks if getattr(c, "usage", None)]
     finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
