@@ -81,10 +81,6 @@ def test_the_image_installs_with_the_script_and_ships_the_team_config():
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.skipif(
-    os.environ.get("CONOL_TEST_INSTALL") != "1",
-    reason="a real install of the proxy takes minutes; CONOL_TEST_INSTALL=1 runs it",
-)
 def test_install_script_installs_a_working_proxy(tmp_path):
     venv = tmp_path / "venv"
     result = subprocess.run(
