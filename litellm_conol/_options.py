@@ -42,24 +42,6 @@ MAX_PROMPT_CHARS = 2_000_000  # conol has no documented limit; refuse what no mo
 DEFAULT_MAX_REPAIR_TURNS = 2
 MAX_REPAIR_TURNS = 10  # each turn is a whole new session: more is a misconfiguration, not persistence
 
-# Our own options: never forwarded anywhere, read from optional_params / extra_body.
-OPTION_NAMES = frozenset(
-    {
-        "timezone",
-        "strict_model",
-        "settle_window",
-        "status_poll_interval",
-        "builtin_tools",
-        "tool_call_settle",
-        "reasoning",
-        "first_event_timeout",
-        "idle_timeout",
-        "agent_model",
-        "max_repair_turns",
-        "tool_validation",
-    }
-)
-
 
 @dataclass(frozen=True)
 class ConolRequest:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -136,18 +136,13 @@ def extract_json(text: str) -> Any:
             f"the answer is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}); "
             f"it begins {whole[:EXCERPT_CHARS]!r}"
         )
-    for candidate in _candidates(text):
+    for fence in _FENCE.finditer(text):
         try:
-            return json.loads(candidate)
+            return json.loads(fence.group(1).strip())
         except json.JSONDecodeError:
             continue
     value = _first_embedded(text)
     return Invalid(reason) if value is _NOTHING else value
-
-
-def _candidates(text: str) -> Iterator[str]:
-    for match in _FENCE.finditer(text):
-        yield match.group(1).strip()
 
 
 _NOTHING = object()
