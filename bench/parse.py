@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from litellm_conol._assembler import Assembler
-from litellm_conol._wire import parse_event
+from litellm_conol.core._assembler import Assembler
+from litellm_conol.core._wire import parse_event
 
 from .workload import Workload
 
@@ -103,8 +103,9 @@ _DONE_EVENT = b'"type":"done"'
 
 async def receive_only(spec: dict[str, Any], messages: list[dict[str, str]]) -> None:
     """Create the session and read its event stream's bytes up to the ``done`` event, no decoding."""
-    from litellm_conol._options import build_request
-    from litellm_conol._transport import Transport, shared_client
+    from litellm_conol.client._pool import shared_client
+    from litellm_conol.client._transport import Transport
+    from litellm_conol.core._options import build_request
 
     request = build_request(
         model="claude-haiku-4-5",

@@ -252,7 +252,7 @@ class Sdk:
         """Connections in our shared client's pool (openai's pool is LiteLLM's, not counted)."""
         if self.provider == "openai":
             return None
-        from litellm_conol._transport import pooled_connections, shared_client
+        from litellm_conol.client._pool import pooled_connections, shared_client
 
         return pooled_connections(shared_client())
 

@@ -18,90 +18,48 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._assembler import Assembler, BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
-    from ._catalog import Catalog, CatalogModel, default_catalog, load_catalog
-    from ._end_policy import Timing
-    from ._errors import (
-        AgentFailed,
-        AuthenticationFailed,
-        BadRequest,
-        ConolError,
-        MissingCredential,
-        ModelDowngraded,
-        ModelNotFound,
-        PermissionDenied,
-        RateLimited,
-        RequestTimeout,
-        UpstreamError,
-        UpstreamUnavailable,
-    )
-    from ._handler import ConolLLM, conol_llm
-    from ._registration import PROVIDER, register
+if TYPE_CHECKING:  # for type checkers only: the names below, resolved as the runtime does
+    from .core import *  # noqa: F403
+    from .provider import *  # noqa: F403
 
-__all__ = [
-    "PROVIDER",
-    "AgentFailed",
-    "Assembler",
-    "AuthenticationFailed",
-    "BadRequest",
-    "BuiltinToolUse",
-    "Catalog",
-    "CatalogModel",
-    "ClientToolCall",
-    "ConolError",
-    "ConolLLM",
-    "MissingCredential",
-    "ModelDowngraded",
-    "ModelNotFound",
-    "PermissionDenied",
-    "RateLimited",
-    "ReasoningDelta",
-    "RequestTimeout",
-    "TextDelta",
-    "Timing",
-    "UpstreamError",
-    "UpstreamUnavailable",
-    "conol_llm",
-    "default_catalog",
-    "load_catalog",
-    "register",
-]
-
-# Names resolve on first use, so importing a submodule (the pytest plugin, the fake server, the CLI)
-# does not import litellm: tests and the CLI set LiteLLM's environment before it loads.
-_LAZY = {
-    "AgentFailed": "._errors",
-    "Assembler": "._assembler",
-    "AuthenticationFailed": "._errors",
-    "BadRequest": "._errors",
-    "BuiltinToolUse": "._assembler",
-    "Catalog": "._catalog",
-    "CatalogModel": "._catalog",
-    "ClientToolCall": "._assembler",
-    "ConolError": "._errors",
-    "ConolLLM": "._handler",
-    "MissingCredential": "._errors",
-    "ModelDowngraded": "._errors",
-    "ModelNotFound": "._errors",
-    "PROVIDER": "._registration",
-    "PermissionDenied": "._errors",
-    "RateLimited": "._errors",
-    "ReasoningDelta": "._assembler",
-    "RequestTimeout": "._errors",
-    "TextDelta": "._assembler",
-    "Timing": "._end_policy",
-    "UpstreamError": "._errors",
-    "UpstreamUnavailable": "._errors",
-    "conol_llm": "._handler",
-    "default_catalog": "._catalog",
-    "load_catalog": "._catalog",
-    "register": "._registration",
+# The public names and where each lives: the one list (``__all__`` is its keys). Names resolve on
+# first use, so importing a submodule (the pytest plugin, the fake server, the CLI) does not import
+# litellm: tests and the CLI set LiteLLM's environment before it loads.
+_PUBLIC: dict[str, str] = {
+    "AgentFailed": ".core",
+    "Assembler": ".core",
+    "AuthenticationFailed": ".core",
+    "BadRequest": ".core",
+    "BuiltinToolUse": ".core",
+    "Catalog": ".core",
+    "CatalogModel": ".core",
+    "ClientToolCall": ".core",
+    "ConolError": ".core",
+    "ConolLLM": ".provider",
+    "InvalidStructuredOutput": ".core",
+    "MissingCredential": ".core",
+    "ModelDowngraded": ".core",
+    "ModelNotFound": ".core",
+    "PROVIDER": ".provider",
+    "PermissionDenied": ".core",
+    "RateLimited": ".core",
+    "ReasoningDelta": ".core",
+    "RequestTimeout": ".core",
+    "TextDelta": ".core",
+    "Timing": ".core",
+    "UpstreamError": ".core",
+    "UpstreamUnavailable": ".core",
+    "conol_llm": ".provider",
+    "default_catalog": ".core",
+    "load_catalog": ".core",
+    "register": ".provider",
 }
+
+__all__ = list(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)

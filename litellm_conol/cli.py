@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._transport import Endpoint
+    from .core import Endpoint
 
 DEFAULT_CONFIG = "proxy_config.yaml"
 DEFAULT_MASTER_KEY = "sk-conol-local"
@@ -123,7 +123,7 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
     """Where conol is and the token, from the flags or the environment; None (after saying so)
     without a token."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
-    from ._transport import DEFAULT_BASE_URL, Endpoint
+    from .core import DEFAULT_BASE_URL, Endpoint
 
     token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
     if not token:
@@ -144,10 +144,9 @@ def _doctor(args: argparse.Namespace) -> int:
     import asyncio
     import time
 
-    from ._doctor import DoctorSettings, report_json, report_text, run_doctor
-    from ._errors import ConolError
-    from ._options import configured_catalog
-    from ._transport import shared_client
+    from .client import shared_client
+    from .core import ConolError, configured_catalog
+    from .ops import DoctorSettings, report_json, report_text, run_doctor
 
     catalog = configured_catalog()
     try:
@@ -180,12 +179,9 @@ def _record(args: argparse.Namespace) -> int:
     import asyncio
     import json
 
-    from ._errors import ConolError
-    from ._options import configured_catalog
-    from ._record import record_session
-    from ._render import convert_tools, map_effort
-    from ._transport import shared_client
-    from ._wire import CreateSessionBody, TextPart
+    from .client import shared_client
+    from .core import ConolError, CreateSessionBody, TextPart, configured_catalog, convert_tools, map_effort
+    from .ops import record_session
 
     try:
         tools = convert_tools(json.loads(Path(args.tools).read_text(encoding="utf-8"))) if args.tools else []
@@ -218,7 +214,7 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from ._options import configured_catalog
+    from .core import configured_catalog
 
     models = configured_catalog().models
     if not args.check:
@@ -230,8 +226,8 @@ def _models(args: argparse.Namespace) -> int:
         return 2
     import asyncio
 
-    from ._doctor import check_models
-    from ._transport import shared_client
+    from .client import shared_client
+    from .ops import check_models
 
     async def run() -> list[Any]:
         return await check_models(endpoint, shared_client(), models)

@@ -21,7 +21,7 @@ import httpx
 import yaml
 from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
-from litellm_conol._transport import pooled_connections
+from litellm_conol.client._pool import pooled_connections
 from litellm_conol.fake import FakeConol
 
 TESTS = Path(__file__).resolve().parent
@@ -183,7 +183,9 @@ def open_fds() -> int:
 def pool_connections(client: httpx.AsyncClient) -> int:
     """Connections held by the client's pool (aiohttp's or httpcore's)."""
     count = pooled_connections(client)
-    assert count is not None, "the pool's internals moved: update litellm_conol._transport.pooled_connections"
+    assert count is not None, (
+        "the pool's internals moved: update litellm_conol.client._aiohttp.pooled_connections"
+    )
     return count
 
 

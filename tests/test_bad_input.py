@@ -9,7 +9,7 @@ import pytest
 from proxyproc import MASTER_KEY
 
 import litellm_conol
-from litellm_conol._options import MAX_PROMPT_CHARS
+from litellm_conol.core._options import MAX_PROMPT_CHARS
 
 litellm.suppress_debug_info = True
 litellm_conol.register()

@@ -10,8 +10,8 @@ from litellm.llms.anthropic.pass_through.adapters.streaming_iterator import Anth
 from litellm.types.utils import Usage
 
 from litellm_conol import Assembler
-from litellm_conol._driver import RunStats, SessionInfo
-from litellm_conol._transformation import ChunkMaker, result_fields
+from litellm_conol.core._session_info import RunStats, SessionInfo
+from litellm_conol.provider._chunks import ChunkMaker, result_fields
 
 INFO = SessionInfo(session_id="s1", effective_model="claude-haiku-4-5", model_downgraded=False)
 USAGE = Usage(prompt_tokens=7, completion_tokens=5, total_tokens=12)

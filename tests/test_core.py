@@ -8,11 +8,11 @@ import pytest
 from events import delta, msg, parsed, snapshots, stage, tool_log, user_log
 
 from litellm_conol import Assembler, BadRequest, ModelNotFound
-from litellm_conol._assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
-from litellm_conol._catalog import default_catalog
-from litellm_conol._errors import AgentFailed
-from litellm_conol._render import content_text, convert_tools, map_effort, render_messages
-from litellm_conol._wire import CreateSessionBody, parse_event
+from litellm_conol.core._assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
+from litellm_conol.core._catalog import default_catalog
+from litellm_conol.core._errors import AgentFailed
+from litellm_conol.core._render import content_text, convert_tools, map_effort, render_messages
+from litellm_conol.core._wire import CreateSessionBody, parse_event
 
 
 def stream(assembler: Assembler, *events) -> list:
@@ -436,7 +436,7 @@ def test_session_body_omits_tools_when_none():
 
 
 def test_a_closed_stream_is_checked_at_once_not_at_the_next_poll_slot():
-    from litellm_conol._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
+    from litellm_conol.core._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
 
     policy = EndPolicy(Timing(), now=0.0)
     policy.on_activity(0.0)
@@ -453,7 +453,7 @@ def test_a_closed_stream_is_checked_at_once_not_at_the_next_poll_slot():
 
 
 def test_terminal_status_alone_settles_from_the_later_of_status_and_last_event():
-    from litellm_conol._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
+    from litellm_conol.core._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
 
     policy = EndPolicy(Timing(settle_window=1.0), now=0.0)
     policy.on_activity(0.0)
@@ -471,7 +471,7 @@ def test_terminal_status_alone_settles_from_the_later_of_status_and_last_event()
 
 def poll_times(timing, until: float) -> list[float]:
     """When a quiet, still-running session is polled (last event at 0; polls answer at once)."""
-    from litellm_conol._end_policy import EndPolicy, Poll, WaitUntil
+    from litellm_conol.core._end_policy import EndPolicy, Poll, WaitUntil
 
     policy = EndPolicy(timing, now=0.0)
     policy.on_activity(0.0)
@@ -490,7 +490,7 @@ def poll_times(timing, until: float) -> list[float]:
 
 
 def test_polls_thin_out_once_the_settle_window_of_silence_has_passed():
-    from litellm_conol._end_policy import Timing
+    from litellm_conol.core._end_policy import Timing
 
     times = poll_times(Timing(settle_window=1.0, medium_poll_after=1.2, idle_timeout=100), until=13.0)
     assert times[:6] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.2]  # every 0.2 s while an end is likely
@@ -500,7 +500,7 @@ def test_polls_thin_out_once_the_settle_window_of_silence_has_passed():
 
 
 def test_poll_schedule_options_keep_the_finish_within_the_settle_window():
-    from litellm_conol._options import _timing
+    from litellm_conol.core._options import _timing
 
     assert _timing({}).medium_poll_after == 1.2 and _timing({}).medium_poll_interval == 0.5
     quick = _timing({"settle_window": 0.1})

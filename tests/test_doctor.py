@@ -8,7 +8,7 @@ import json
 import pytest
 
 from litellm_conol import cli
-from litellm_conol._catalog import default_catalog
+from litellm_conol.core._catalog import default_catalog
 from litellm_conol.fake import DOWNGRADE_MODEL, KNOWN_MODELS, FakeConol
 from litellm_conol.fake._drift import DRIFTS
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from litellm_conol._driver import _Event, _Inbox, _Status
+from litellm_conol.client._driver import _Event, _Inbox, _Status
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -35,9 +35,10 @@ from litellm.exceptions import MidStreamFallbackError
 from proxyproc import MASTER_KEY
 
 import litellm_conol
-from litellm_conol._end_policy import EndPolicy, Finish, GiveUp, Poll, Timing, WaitUntil
-from litellm_conol._options import build_request
-from litellm_conol._transport import _parse_created, error_for_response
+from litellm_conol.client._http_errors import error_for_response
+from litellm_conol.client._transport import _parse_created
+from litellm_conol.core._end_policy import EndPolicy, Finish, GiveUp, Poll, Timing, WaitUntil
+from litellm_conol.core._options import build_request
 from litellm_conol.fake import (
     BUILTINS,
     CloseStream,
@@ -445,7 +446,7 @@ async def test_cancelled_task_closes_upstream_within_100ms_and_stops_polling(fak
 
 @pytest.mark.timeout(180)
 async def test_no_fd_task_or_connection_growth_after_1000_requests(fake):
-    from litellm_conol._transport import shared_client
+    from litellm_conol.client._pool import shared_client
 
     semaphore = asyncio.Semaphore(20)
     kinds = ["quick"] * 8 + ["quick-stream"] * 8 + ["http_500", "error", "stall", "quick-stream"]

@@ -219,7 +219,7 @@ def test_a_reconnect_replay_is_sent_once():
 
 
 def test_scrub_blanks_user_turns_wherever_they_are_nested_and_masks_secrets():
-    from litellm_conol._record import SCRUBBED_USER_TURN, scrub
+    from litellm_conol.ops._record import SCRUBBED_USER_TURN, scrub
 
     nested = {
         "type": "history_delta",
@@ -244,8 +244,8 @@ def test_scrub_blanks_user_turns_wherever_they_are_nested_and_masks_secrets():
 async def test_the_recording_keeps_sse_lines_split_across_chunks_whole():
     import httpx
 
-    from litellm_conol._recording import RecordingTransport
-    from litellm_conol._transport import Endpoint
+    from litellm_conol.client._recording import RecordingTransport
+    from litellm_conol.core._endpoint import Endpoint
 
     async def chunks():
         for chunk in (b'data: {"a"', b":1}\n\n: ping\r\n", b"\n", b"data: 2\n", b"data: 3"):

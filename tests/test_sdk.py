@@ -317,7 +317,7 @@ async def test_closing_the_stream_early_closes_the_upstream_stream(kw, conol_fak
 
 
 async def test_connections_are_reused_across_requests(kw):
-    from litellm_conol._transport import shared_client
+    from litellm_conol.client._pool import shared_client
 
     await litellm.acompletion(**ask("[[fake:done]]"), **kw)
     client = shared_client()
@@ -327,7 +327,7 @@ async def test_connections_are_reused_across_requests(kw):
 
 def test_the_shared_client_closes_with_its_event_loop(kw):
     """Code that runs ``asyncio.run`` per request leaves no pooled connections behind."""
-    from litellm_conol._transport import pooled_connections, shared_client
+    from litellm_conol.client._pool import pooled_connections, shared_client
 
     async def one_request():
         response = await litellm.acompletion(**ask("[[fake:done]]"), **kw)

@@ -30,11 +30,12 @@ from fault_support import (
 )
 
 import litellm_conol
-from litellm_conol import _errors
-from litellm_conol._assembler import Assembler
-from litellm_conol._driver import SessionRun
-from litellm_conol._options import build_request
-from litellm_conol._transport import Endpoint, EventStream, Transport
+from litellm_conol.client._driver import SessionRun
+from litellm_conol.client._transport import EventStream, Transport
+from litellm_conol.core import _errors as _errors
+from litellm_conol.core._assembler import Assembler
+from litellm_conol.core._endpoint import Endpoint
+from litellm_conol.core._options import build_request
 from litellm_conol.fake import Error, FakeConol, Scenario, Sleep, snapshots
 
 litellm.suppress_debug_info = True

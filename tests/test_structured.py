@@ -8,9 +8,9 @@ import json
 import pydantic
 import pytest
 
-from litellm_conol._errors import BadRequest
-from litellm_conol._options import build_request
-from litellm_conol._structured import (
+from litellm_conol.core._errors import BadRequest
+from litellm_conol.core._options import build_request
+from litellm_conol.core._structured import (
     CallToCheck,
     Invalid,
     OutputFormat,

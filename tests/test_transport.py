@@ -16,13 +16,11 @@ import time
 import pytest
 
 from litellm_conol import BadRequest
-from litellm_conol._options import build_request
-from litellm_conol._transport import (
-    DEFAULT_MAX_CONCURRENT_POLLS,
-    Transport,
-    _aiohttp_response_of,
-    shared_client,
-)
+from litellm_conol.client._aiohttp import aiohttp_response_of
+from litellm_conol.client._pool import shared_client
+from litellm_conol.client._transport import Transport
+from litellm_conol.core._endpoint import DEFAULT_MAX_CONCURRENT_POLLS
+from litellm_conol.core._options import build_request
 from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(30)
@@ -45,7 +43,7 @@ async def open_session(conol_fake, marker: str) -> tuple[Transport, str]:
 async def test_the_event_stream_is_read_from_aiohttp_directly(conol_fake):
     transport, session_id = await open_session(conol_fake, "[[fake:done]]")
     response = await transport.client.get(f"{conol_fake.base_url}/api/models")
-    assert _aiohttp_response_of(response) is not None  # found under httpx's BoundAsyncStream
+    assert aiohttp_response_of(response) is not None  # found under httpx's BoundAsyncStream
     async with transport.event_stream(session_id) as stream:
         payloads = []
         async for payload in stream:

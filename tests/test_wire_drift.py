@@ -10,8 +10,8 @@ import pytest
 from events import delta, msg, stage, tool_log, user_log
 
 import litellm_conol
-from litellm_conol._assembler import Assembler
-from litellm_conol._wire import HistoryDelta, parse_event, unreadable_reason
+from litellm_conol.core._assembler import Assembler
+from litellm_conol.core._wire import HistoryDelta, parse_event, unreadable_reason
 from litellm_conol.fake import CommitMessage, Done, Event, Scenario, SetStatus, Sleep
 
 pytestmark = pytest.mark.timeout(30)

@@ -25,8 +25,16 @@ from litellm.types.utils import (
     Usage,
 )
 
-from ._assembler import Assembler, BuiltinToolUse, ClientToolCall, Piece, ReasoningDelta, TextDelta
-from ._driver import RunStats, SessionInfo
+from ..core import (
+    Assembler,
+    BuiltinToolUse,
+    ClientToolCall,
+    Piece,
+    ReasoningDelta,
+    RunStats,
+    SessionInfo,
+    TextDelta,
+)
 
 
 def new_response_id() -> str:

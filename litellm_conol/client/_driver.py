@@ -13,30 +13,26 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ._assembler import Assembler, Piece, coalesce
-from ._end_policy import EndPolicy, Finish, GiveUp, Poll, Timing
-from ._errors import AgentFailed, ConolError, RequestTimeout, UpstreamError
-from ._transport import Transport
-from ._wire import CreateSessionBody, parse_event, unreadable_reason
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    session_id: str
-    effective_model: str | None
-    model_downgraded: bool
-
-
-@dataclass
-class RunStats:
-    """What happened, for provider_specific_fields and the benchmarks."""
-
-    ended_by: str = ""
-    status_polls: int = 0
-    reconnects: int = 0
-    events: int = 0
-    unreadable: int = 0  # events of a known type whose shape we could not read
-    unreadable_reason: str | None = None  # the first one's, named
+from ..core import (
+    AgentFailed,
+    Assembler,
+    ConolError,
+    CreateSessionBody,
+    EndPolicy,
+    Finish,
+    GiveUp,
+    Piece,
+    Poll,
+    RequestTimeout,
+    RunStats,
+    SessionInfo,
+    Timing,
+    UpstreamError,
+    coalesce,
+    parse_event,
+    unreadable_reason,
+)
+from ._transport import SessionTransport
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +110,7 @@ CLEANUP_TIMEOUT = 5.0  # seconds to wait for cancelled reader/poll tasks to clos
 class SessionRun:
     """Iterate it for pieces; afterwards ``assembler``, ``info`` and ``stats`` hold the result."""
 
-    transport: Transport
+    transport: SessionTransport
     body: CreateSessionBody
     assembler: Assembler
     timing: Timing = field(default_factory=Timing)

@@ -1,16 +1,19 @@
 """Our exceptions. Each carries the HTTP status LiteLLM maps to its typed exceptions
 (401 → AuthenticationError, 429 → RateLimitError, 408 → Timeout, …), which is what the Router uses
 to decide retries, cooldowns and fallbacks. Messages never contain the session token.
+
+They do not subclass LiteLLM's ``CustomLLMError``: LiteLLM's exception mapping
+(``litellm_core_utils/exception_mapping_utils.exception_type``) reads ``status_code``, ``message`` and
+``headers`` off any exception, duck-typed, and never checks the class. So the core stays free of
+LiteLLM (``tests/unit/test_errors.py`` checks the attributes LiteLLM reads).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from litellm.llms.custom_llm import CustomLLMError
 
-
-class ConolError(CustomLLMError):  # type: ignore[misc]
+class ConolError(Exception):
     """Base class: ``status_code`` picks the LiteLLM exception; ``headers`` reach the Router."""
 
     status = 500
@@ -18,7 +21,9 @@ class ConolError(CustomLLMError):  # type: ignore[misc]
     def __init__(
         self, message: str, *, status_code: int | None = None, headers: Mapping[str, str] | None = None
     ):
-        super().__init__(status_code=status_code or self.status, message=message)
+        super().__init__(message)
+        self.status_code: int = status_code or self.status
+        self.message: str = message
         # LiteLLM copies `headers` to `litellm_response_headers` (Retry-After for the Router).
         self.headers: dict[str, str] = dict(headers or {})
 

@@ -21,15 +21,26 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ._assembler import Assembler, ClientToolCall, ReasoningDelta
-from ._cutter import AnswerCutter
-from ._driver import SessionInfo, SessionRun
-from ._errors import BadRequest, InvalidStructuredOutput, ModelDowngraded
-from ._options import ConolRequest
-from ._structured import CallToCheck, Valid, answer_repair, check_answer, check_tool_calls, tool_call_repair
-from ._transformation import ChunkMaker, answer_token_counter, estimate_usage, result_fields
-from ._transport import Transport, shared_client
-from ._wire import CreateSessionBody
+from ..client import SessionRun, Transport, shared_client
+from ..core import (
+    AnswerCutter,
+    Assembler,
+    BadRequest,
+    CallToCheck,
+    ClientToolCall,
+    ConolRequest,
+    CreateSessionBody,
+    InvalidStructuredOutput,
+    ModelDowngraded,
+    ReasoningDelta,
+    SessionInfo,
+    Valid,
+    answer_repair,
+    check_answer,
+    check_tool_calls,
+    tool_call_repair,
+)
+from ._chunks import ChunkMaker, answer_token_counter, estimate_usage, result_fields
 
 
 @dataclass(frozen=True)

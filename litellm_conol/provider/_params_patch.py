@@ -1,4 +1,4 @@
-"""Making LiteLLM route ``conol/…`` to us, and pass through the OpenAI params we handle.
+"""The one LiteLLM patch: let the OpenAI params we handle reach the ``conol`` handler.
 
 LiteLLM checks a custom provider's OpenAI params against a generic list without
 ``reasoning_effort``: it raises UnsupportedParamsError unless the call names the param in
@@ -7,7 +7,8 @@ LiteLLM checks a custom provider's OpenAI params against a generic list without
 the ``conol`` provider only we add them to ``allowed_openai_params`` — exactly what a user would
 pass by hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so
 wrapping it there covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so
-this module).
+this module). Every other provider's call passes through untouched (tests/unit/test_params_patch.py
+proves identical results and errors with and without the wrap).
 
 LiteLLM also folds ``max_completion_tokens`` into ``max_tokens`` (the latter is lost when both are
 given); the wrapper hands both to the handler as the caller sent them, which enforces the smaller.
@@ -18,24 +19,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import litellm
 import litellm.main
-import litellm.utils
 
 PROVIDER = "conol"
 ALLOWED_EXTRA_PARAMS = ("reasoning_effort", "thinking")
 TOKEN_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens")
 _WRAPPED = "_litellm_conol_wrapped"
-
-
-def register() -> None:
-    """Register the ``conol`` provider for SDK use. Idempotent."""
-    from ._handler import conol_llm
-
-    entries = [e for e in litellm.custom_provider_map if e.get("provider") != PROVIDER]
-    litellm.custom_provider_map = [*entries, {"provider": PROVIDER, "custom_handler": conol_llm}]
-    litellm.utils.custom_llm_setup()
-    allow_extra_params()
 
 
 def allow_extra_params() -> None:

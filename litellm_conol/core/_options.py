@@ -10,17 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import httpx
+from typing import Any, Literal, Protocol
 
 from ._catalog import Catalog, CatalogModel, default_catalog
 from ._cutter import AnswerLimits
 from ._end_policy import Timing
+from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._errors import BadRequest, MissingCredential
 from ._render import convert_tools, map_effort, render_messages
 from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
-from ._transport import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._wire import CreateSessionBody, TextPart, ToolSpec
 
 BuiltinMode = Literal["hide", "expose"]
@@ -88,7 +86,7 @@ def build_request(
     api_key: str | None,
     api_base: str | None,
     optional_params: Mapping[str, Any],
-    timeout: float | httpx.Timeout | None,
+    timeout: float | SplitTimeout | None,
 ) -> ConolRequest:
     """Validate and resolve one call; raises our 4xx errors before any network call."""
     params = _merged_params(optional_params)
@@ -349,13 +347,26 @@ def _builtin_mode(value: Any) -> BuiltinMode:
     return "expose" if mode == "expose" else "hide"
 
 
-def _timeout_seconds(timeout: float | httpx.Timeout | None) -> float:
-    if isinstance(timeout, httpx.Timeout):
-        values = [v for v in (timeout.read, timeout.connect, timeout.pool) if v is not None]
-        return max(values) if values else DEFAULT_TIMEOUT
+class SplitTimeout(Protocol):
+    """A timeout given per phase, as ``httpx.Timeout`` is (read structurally: the core imports no httpx)."""
+
+    @property
+    def read(self) -> float | None: ...
+
+    @property
+    def connect(self) -> float | None: ...
+
+    @property
+    def pool(self) -> float | None: ...
+
+
+def _timeout_seconds(timeout: float | SplitTimeout | None) -> float:
     if timeout is None:
         return DEFAULT_TIMEOUT
-    return float(timeout)
+    if isinstance(timeout, int | float):
+        return float(timeout)
+    values = [v for v in (timeout.read, timeout.connect, timeout.pool) if v is not None]
+    return max(values) if values else DEFAULT_TIMEOUT
 
 
 MAX_STOP_SEQUENCES = 4  # as OpenAI allows

@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import CreateSessionBody, CreateSessionResult
 from ._transport import Transport
-from ._wire import CreateSessionBody, CreateSessionResult
 
 
 @dataclass

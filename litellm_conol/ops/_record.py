@@ -16,13 +16,12 @@ from typing import Any
 
 import httpx
 
-from ._assembler import Assembler
-from ._driver import SessionRun
-from ._errors import ConolError
-from ._recording import RecordingTransport
-from ._transport import Endpoint
-from ._wire import CreateSessionBody
-from .fake._replay import RECORDING_FORMAT
+from ..client import RecordingTransport, SessionRun
+from ..core import Assembler, ConolError, CreateSessionBody, Endpoint
+
+# The format the fake replays (fake/_replay.py has the same constant: the fake imports nothing of
+# the package, and nothing here imports the fake; tests/fake/test_replay.py checks they agree).
+RECORDING_FORMAT = "litellm-conol-recording/1"
 
 SCRUBBED_USER_TURN = (
     "<system-reminder>\n[scrubbed by litellm-conol record]\n</system-reminder>\n[prompt scrubbed]"

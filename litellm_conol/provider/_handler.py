@@ -15,12 +15,12 @@ import httpx
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
+from ..client import Transport, shared_client
+from ..core import ConolRequest, build_request, is_health_check
+from ._chunks import ChunkMaker, fill_health_response, fill_model_response
 from ._exchange import Exchange
-from ._options import ConolRequest, build_request, is_health_check
-from ._registration import allow_extra_params
+from ._params_patch import allow_extra_params
 from ._sync import iterate_sync, run_sync
-from ._transformation import ChunkMaker, fill_health_response, fill_model_response
-from ._transport import Transport, shared_client
 
 
 class ConolLLM(CustomLLM):  # type: ignore[misc]

@@ -25,14 +25,19 @@ from typing import Any, Literal
 
 import httpx
 
-from ._assembler import REASONING_TYPES, Assembler
-from ._catalog import CatalogModel
-from ._driver import SessionRun
-from ._end_policy import TERMINAL_STATUSES
-from ._errors import ConolError, UpstreamError
-from ._recording import RecordingTransport
-from ._transport import Endpoint, Transport
-from ._wire import CreateSessionBody, TextPart, ToolSpec
+from ..client import RecordingTransport, SessionRun, Transport
+from ..core import (
+    REASONING_TYPES,
+    TERMINAL_STATUSES,
+    Assembler,
+    CatalogModel,
+    ConolError,
+    CreateSessionBody,
+    Endpoint,
+    TextPart,
+    ToolSpec,
+    UpstreamError,
+)
 
 RUNNING_STATUSES = frozenset({"running", "pending", "queued"})  # spec §2.5
 SESSION_PROMPT = "This is a connectivity check. Reply with one short friendly sentence."

@@ -1,0 +1,19 @@
+"""The only code that talks HTTP to conol: the transport behind a small Protocol, the pooled client,
+error classification, the driver that runs one session, and the recording transport.
+
+It imports LiteLLM in one private module only (``_aiohttp``: LiteLLM's aiohttp pool and its fast
+path), which import-linter enforces.
+"""
+
+from __future__ import annotations
+
+from ._driver import SessionRun as SessionRun
+from ._http_errors import error_for_response as error_for_response
+from ._http_errors import error_for_transport as error_for_transport
+from ._pool import pooled_connections as pooled_connections
+from ._pool import shared_client as shared_client
+from ._recording import RecordingTransport as RecordingTransport
+from ._transport import EventSource as EventSource
+from ._transport import EventStream as EventStream
+from ._transport import SessionTransport as SessionTransport
+from ._transport import Transport as Transport

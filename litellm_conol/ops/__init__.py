@@ -1,0 +1,11 @@
+"""What people run around the provider: ``litellm-conol doctor``, ``record``, ``models --check``
+(the CLI in ``litellm_conol.cli`` calls these)."""
+
+from __future__ import annotations
+
+from ._doctor import DoctorSettings as DoctorSettings
+from ._doctor import check_models as check_models
+from ._doctor import report_json as report_json
+from ._doctor import report_text as report_text
+from ._doctor import run_doctor as run_doctor
+from ._record import record_session as record_session

@@ -1,0 +1,18 @@
+"""Making LiteLLM route ``conol/…`` to our handler (SDK use; the proxy reads ``custom_provider_map``
+from its config and imports ``litellm_conol.conol_llm``)."""
+
+from __future__ import annotations
+
+import litellm
+import litellm.utils
+
+from ._handler import conol_llm
+from ._params_patch import PROVIDER, allow_extra_params
+
+
+def register() -> None:
+    """Register the ``conol`` provider for SDK use. Idempotent."""
+    entries = [e for e in litellm.custom_provider_map if e.get("provider") != PROVIDER]
+    litellm.custom_provider_map = [*entries, {"provider": PROVIDER, "custom_handler": conol_llm}]
+    litellm.utils.custom_llm_setup()
+    allow_extra_params()
