@@ -8,9 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from .core import Endpoint
@@ -34,7 +34,18 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="litellm-conol", description=__doc__)
     commands = parser.add_subparsers(dest="command")
+    _add_serve(commands)
+    _add_fake(commands, add_drift_argument)
+    _add_models(commands)
+    _add_doctor(commands)
+    _add_record(commands)
+    return parser
 
+
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _add_serve(commands: Subcommands) -> None:
     serve = commands.add_parser(
         "serve",
         help="start the LiteLLM proxy with conol models (offline against the bundled fake without a token)",
@@ -52,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(run=_serve)
 
+
+def _add_fake(commands: Subcommands, add_drift_argument: Callable[[argparse.ArgumentParser], None]) -> None:
     fake = commands.add_parser("fake", help="run the fake conol server (for offline tests)")
     fake.add_argument("--host", default="127.0.0.1")
     fake.add_argument("--port", type=int, default=8765)
@@ -64,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     add_drift_argument(fake)
     fake.set_defaults(run=_fake)
 
+
+def _add_models(commands: Subcommands) -> None:
     models = commands.add_parser("models", help="list the conol models of the catalog")
     models.add_argument(
         "--check",
@@ -73,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_connection_arguments(models)
     models.set_defaults(run=_models)
 
+
+def _add_doctor(commands: Subcommands) -> None:
     doctor = commands.add_parser(
         "doctor", help="check, one line each, that conol still speaks the protocol this package expects"
     )
@@ -90,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--budget", type=float, default=55.0, help="seconds for the whole run (default 55)")
     doctor.set_defaults(run=_doctor)
 
+
+def _add_record(commands: Subcommands) -> None:
     record = commands.add_parser(
         "record", help="run one session and save conol's raw SSE lines and status polls, scrubbed, for replay"
     )
@@ -106,7 +125,6 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=120.0, help="seconds the session may take (default 120)"
     )
     record.set_defaults(run=_record)
-    return parser
 
 
 DOCTOR_MODEL = "deepseek-v4-flash"

@@ -127,14 +127,7 @@ class SessionRun:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        try:
-            session_id, created = await self._with_deadline(
-                self.transport.create_session(self.body), deadline
-            )
-        except ConolError as exc:
-            self._mask_secret(exc)
-            raise
-        self.info = SessionInfo(session_id, created.effective_model, created.model_downgraded)
+        session_id = await self._create(deadline)
         yield []  # the session exists: callers may check `info` before any content arrives
         inbox = _Inbox()
         tasks: set[asyncio.Task[None]] = set()
@@ -186,6 +179,17 @@ class SessionRun:
             # (a cancelled proxy request keeps its loop busy for a while), conol sees it at once.
             self._drop_upstream()
             await _cancel_all(tasks)
+
+    async def _create(self, deadline: float) -> str:
+        try:
+            session_id, created = await self._with_deadline(
+                self.transport.create_session(self.body), deadline
+            )
+        except ConolError as exc:
+            self._mask_secret(exc)
+            raise
+        self.info = SessionInfo(session_id, created.effective_model, created.model_downgraded)
+        return session_id
 
     def _drop_upstream(self) -> None:
         for abort in list(self._aborts):

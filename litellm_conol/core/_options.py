@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from ._budgets import SplitTimeout, max_concurrent_polls, request_timing, timeout_seconds
 from ._catalog import Catalog, CatalogModel, default_catalog
 from ._cutter import AnswerLimits
 from ._end_policy import Timing
@@ -29,13 +30,7 @@ ENV_BASE = "CONOL_API_BASE"
 ENV_TIMEZONE = "CONOL_TIMEZONE"
 ENV_MODELS_FILE = "CONOL_MODELS_FILE"
 ENV_MODELS_EXTRA = "CONOL_MODELS_EXTRA"
-ENV_SETTLE = "CONOL_SETTLE_WINDOW"
-ENV_FIRST_EVENT_TIMEOUT = "CONOL_FIRST_EVENT_TIMEOUT"
-ENV_IDLE_TIMEOUT = "CONOL_IDLE_TIMEOUT"
-ENV_MAX_CONCURRENT_POLLS = "CONOL_MAX_CONCURRENT_POLLS"
-MAX_BUDGET_SECONDS = 3600.0
 
-DEFAULT_TIMEOUT = 600.0
 MAX_PROMPT_CHARS = 2_000_000  # conol has no documented limit; refuse what no model window holds
 DEFAULT_MAX_REPAIR_TURNS = 2
 MAX_REPAIR_TURNS = 10  # each turn is a whole new session: more is a misconfiguration, not persistence
@@ -113,14 +108,14 @@ def build_request(
         body=body,
         model=catalog_model.id,
         strict_model=_flag(params.get("strict_model")),
-        timing=_timing(params),
-        timeout=_timeout_seconds(timeout),
+        timing=request_timing(params),
+        timeout=timeout_seconds(timeout),
         client_tools=frozenset(t.name for t in tools),
         dropped_tools=frozenset(t.name for t in all_tools) - {t.name for t in tools},
         builtin_tools=_builtin_mode(params.get("builtin_tools")),
         max_tool_calls=1 if params.get("parallel_tool_calls") is False else None,
         tool_choice_required=tool_choice == "required",
-        max_concurrent_polls=_max_concurrent_polls(),
+        max_concurrent_polls=max_concurrent_polls(),
         limits=limits,
         output_format=output_format,
         tool_schemas=_tool_schemas(tools, tool_validation),
@@ -248,92 +243,6 @@ def _tools_and_choice(tools: list[ToolSpec], tool_choice: Any) -> tuple[list[Too
     return tools, choice
 
 
-def _timing(params: Mapping[str, Any]) -> Timing:
-    defaults = Timing()
-    settle = _seconds(params, "settle_window", defaults.settle_window, env=ENV_SETTLE)
-    interval = _seconds(params, "status_poll_interval", defaults.poll_interval)
-    tool_settle = _seconds(params, "tool_call_settle", defaults.tool_call_settle)
-    return Timing(
-        settle_window=settle,
-        poll_interval=interval,
-        poll_after_idle=interval,
-        # thinner polls only once the settle window has passed, and never slower than that window
-        medium_poll_after=settle + interval,
-        medium_poll_interval=max(interval, min(defaults.medium_poll_interval, settle)),
-        tool_call_settle=tool_settle,
-        **_budgets(params, defaults),
-    )
-
-
-def _budgets(params: Mapping[str, Any], defaults: Timing) -> dict[str, float]:
-    """The stall budgets (seconds, > 0, at most an hour), from the call/deployment or the environment.
-
-    * ``first_event_timeout`` (env ``CONOL_FIRST_EVENT_TIMEOUT``, default 60): no event at all this
-      long after the session was created → ``litellm.Timeout``;
-    * ``idle_timeout`` (env ``CONOL_IDLE_TIMEOUT``, default 120): no event this long mid-answer
-      while the session is still running → ``litellm.Timeout``. conol can be silent for many
-      seconds while a built-in tool runs: keep it well above that.
-
-    The request ``timeout`` still bounds the whole call.
-    """
-    budgets: dict[str, float] = {}
-    for name, env, default in (
-        ("first_event_timeout", ENV_FIRST_EVENT_TIMEOUT, defaults.first_event_timeout),
-        ("idle_timeout", ENV_IDLE_TIMEOUT, defaults.idle_timeout),
-    ):
-        value, source = _option_or_env(params, name, env)
-        budgets[name] = default if value is None else _budget_seconds(source, value)
-    return budgets
-
-
-def _max_concurrent_polls() -> int:
-    """Status polls in flight at once per event loop (env ``CONOL_MAX_CONCURRENT_POLLS``, default 16)."""
-    raw = os.environ.get(ENV_MAX_CONCURRENT_POLLS, "").strip()
-    if not raw:
-        return DEFAULT_MAX_CONCURRENT_POLLS
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise BadRequest(f"{ENV_MAX_CONCURRENT_POLLS} must be a whole number of at least 1, got {raw!r}")
-    return value
-
-
-def _option_or_env(params: Mapping[str, Any], name: str, env: str | None) -> tuple[Any, str]:
-    """The call's/deployment's value, else the environment's; with where it came from (for errors)."""
-    value = params.get(name)
-    if value is None and env and os.environ.get(env, "").strip():
-        return os.environ[env], env
-    return value, name
-
-
-def _as_seconds(name: str, value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{name} must be a number of seconds, got {value!r}") from None
-
-
-def _budget_seconds(name: str, value: Any) -> float:
-    seconds = _as_seconds(name, value)
-    if not 0 < seconds <= MAX_BUDGET_SECONDS:
-        raise BadRequest(
-            f"{name} must be more than 0 and at most {MAX_BUDGET_SECONDS:g} seconds, got {seconds}"
-        )
-    return seconds
-
-
-def _seconds(params: Mapping[str, Any], name: str, default: float, env: str | None = None) -> float:
-    value, source = _option_or_env(params, name, env)
-    if value is None:
-        return default
-    seconds = _as_seconds(source, value)
-    if not 0 <= seconds <= 120:
-        raise BadRequest(f"{source} must be between 0 and 120 seconds, got {seconds}")
-    return seconds
-
-
 def _flag(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
@@ -345,28 +254,6 @@ def _builtin_mode(value: Any) -> BuiltinMode:
     if mode not in ("hide", "expose"):
         raise BadRequest(f"builtin_tools must be 'hide' or 'expose', got {value!r}")
     return "expose" if mode == "expose" else "hide"
-
-
-class SplitTimeout(Protocol):
-    """A timeout given per phase, as ``httpx.Timeout`` is (read structurally: the core imports no httpx)."""
-
-    @property
-    def read(self) -> float | None: ...
-
-    @property
-    def connect(self) -> float | None: ...
-
-    @property
-    def pool(self) -> float | None: ...
-
-
-def _timeout_seconds(timeout: float | SplitTimeout | None) -> float:
-    if timeout is None:
-        return DEFAULT_TIMEOUT
-    if isinstance(timeout, int | float):
-        return float(timeout)
-    values = [v for v in (timeout.read, timeout.connect, timeout.pool) if v is not None]
-    return max(values) if values else DEFAULT_TIMEOUT
 
 
 MAX_STOP_SEQUENCES = 4  # as OpenAI allows

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ._doctor import DoctorSettings as DoctorSettings
 from ._doctor import check_models as check_models
-from ._doctor import report_json as report_json
-from ._doctor import report_text as report_text
 from ._doctor import run_doctor as run_doctor
+from ._doctor_judge import Check as Check
+from ._doctor_judge import report_json as report_json
+from ._doctor_judge import report_text as report_text
 from ._record import record_session as record_session

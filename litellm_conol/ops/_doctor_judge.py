@@ -1,0 +1,124 @@
+"""Judging what conol sent during ``doctor``'s checks, and writing the report: pure functions of the
+recorded events and the checks' results."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..client import RecordingTransport
+from ..core import REASONING_TYPES, Assembler, ConolError
+
+Outcome = Literal["pass", "fail", "skip"]
+
+
+@dataclass
+class Check:
+    name: str
+    outcome: Outcome
+    detail: str
+    seconds: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "fail"
+
+    def line(self) -> str:
+        took = f"{self.seconds:6.2f} s" if self.seconds is not None else " " * 8
+        return f"{self.outcome.upper():4}  {self.name:<36} {took}  {self.detail}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "outcome": self.outcome, "seconds": self.seconds, "detail": self.detail}
+
+
+def data_events(transport: RecordingTransport) -> list[tuple[float, Any]]:
+    """(arrival time, parsed payload) of every ``data:`` line; payloads that are not JSON as text."""
+    events: list[tuple[float, Any]] = []
+    for entry in transport.entries:
+        line = entry.get("line")
+        if isinstance(line, str) and line.startswith("data:"):
+            try:
+                events.append((entry["t"], json.loads(line[5:])))
+            except ValueError:
+                events.append((entry["t"], line[5:].strip()))  # [DONE], or not JSON
+    return events
+
+
+def _event_type(payload: Any) -> str:
+    if isinstance(payload, dict):
+        return str(payload.get("type"))
+    if isinstance(payload, str):
+        return "[DONE]" if payload == "[DONE]" else "not JSON"
+    return f"a JSON {type(payload).__name__}"
+
+
+def judge_stream(
+    events: list[tuple[float, Any]], error: ConolError | None, timeout: float, looked: float
+) -> Check:
+    deltas = [t for t, payload in events if _event_type(payload) == "history_delta"]
+    if deltas:
+        return Check("stream", "pass", f"{len(deltas)} history_delta events", deltas[0])
+    if not events:
+        why = f": {error.message}" if error is not None else ""
+        return Check("stream", "fail", f"no event within {timeout:g} s{why}", looked)
+    seen = Counter(_event_type(payload) for _, payload in events)
+    kinds = ", ".join(f"{kind} x{n}" for kind, n in seen.most_common(6))
+    detail = f"no history_delta among {len(events)} events (types seen: {kinds})"
+    return Check("stream", "fail", detail, looked)
+
+
+def judge_previews(events: list[tuple[float, Any]], assembler: Assembler, looked: float) -> Check:
+    deltas = [(t, p) for t, p in events if _event_type(p) == "history_delta"]
+    if not deltas:
+        return Check("previews", "skip", "no history_delta events to look in")
+    snapshots: list[float] = []
+    stage_keys: set[str] = set()
+    for t, payload in deltas:
+        for stage in _dicts(payload.get("stages")):
+            stage_keys.update(map(str, stage))
+            snapshots += [t for entry in _dicts(stage.get("preview")) if _is_message_snapshot(entry)]
+    if not snapshots:
+        keys = ", ".join(sorted(stage_keys)) or "no stages"
+        detail = f"no message snapshot under stages[].preview (stage keys seen: {keys})"
+        return Check("previews", "fail", detail, looked)
+    answer = assembler.final_text
+    if not answer:
+        detail = f"{len(snapshots)} message snapshots but no answer text read from them"
+        return Check("previews", "fail", detail, looked)
+    shown = answer if len(answer) <= 60 else answer[:57] + "..."
+    return Check("previews", "pass", f"{len(snapshots)} message snapshots; answer {shown!r}", snapshots[0])
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _is_message_snapshot(entry: dict[str, Any]) -> bool:
+    content = entry.get("content")
+    return entry.get("type") not in REASONING_TYPES and bool(content) and isinstance(content, str | list)
+
+
+def report_text(checks: Iterable[Check], api_base: str, seconds: float) -> str:
+    checks = list(checks)
+    counts = Counter(check.outcome for check in checks)
+    summary = (
+        f"doctor: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
+        f"in {seconds:.1f} s against {api_base}"
+    )
+    return "\n".join([*(check.line() for check in checks), summary])
+
+
+def report_json(checks: Iterable[Check], api_base: str, seconds: float) -> str:
+    checks = list(checks)
+    return json.dumps(
+        {
+            "ok": not any(check.failed for check in checks),
+            "api_base": api_base,
+            "seconds": round(seconds, 3),
+            "checks": [check.to_json() for check in checks],
+        },
+        indent=2,
+    )
