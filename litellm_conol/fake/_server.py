@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ._catalog import DOWNGRADE_MODEL
 from ._codec import dumps, loads
 from ._drift import parse_drifts
 from ._expected import expected_from_steps
@@ -35,27 +36,6 @@ from ._steps import Step
 from ._validate import create_body_problem
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
-# The agentModel column of spec §2.2: anything else is accepted but silently downgraded.
-KNOWN_MODELS = frozenset(
-    {
-        "gpt-5.6-luna",
-        "claude-haiku-4-5",
-        "deepseek/deepseek-v4-pro",
-        "deepseek/deepseek-v4-flash",
-        "z-ai/glm-5.2",
-        "z-ai/glm-5.1",
-        "moonshotai/kimi-k2.7-code",
-        "qwen/qwen3.7-plus",
-        "qwen/qwen3.7-max",
-        "google/gemini-3.1-flash-lite",
-        "x-ai/grok-4.3",
-        "minimax/minimax-m3",
-        "tencent/hy3",
-        "xiaomi/mimo-v2.5",
-        "xiaomi/mimo-v2.5-pro",
-    }
-)
-DOWNGRADE_MODEL = "deepseek/deepseek-v4-flash"
 PING = b": ping\n\n"
 WRITE_BATCH = 1 << 20  # join small events into one write, but never build a replay blob of 50 MB
 
