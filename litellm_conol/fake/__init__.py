@@ -51,13 +51,14 @@ stored. Faults: ``fake.configure(...)`` / ``POST /_fake/config`` (see ``FakeConf
 
 from __future__ import annotations
 
+from ._catalog import DOWNGRADE_MODEL, KNOWN_MODELS
 from ._expected import Expected, ExpectedToolCall, expected_from_steps
 from ._library import BUILTINS, long_text, tool_result_in
 from ._records import ConnectionRecord, EventRecord, FakeConfig, RequestRecord, SessionRecord
 from ._replay import RECORDING_FORMAT, load_recording, replay_scenario
 from ._runner import DEFAULT_TOKEN, FakeConol, add_arguments, main, run_forever, run_from_args
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
-from ._server import COOKIE_NAME, DOWNGRADE_MODEL, KNOWN_MODELS
+from ._server import COOKIE_NAME
 from ._steps import (
     BUILTIN_TOOLS,
     REASONING_KINDS,

@@ -15,10 +15,11 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from ._catalog import KNOWN_MODELS
 from ._drift import DRIFTS
 from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._scenarios import Scenario
-from ._server import COOKIE_NAME, KNOWN_MODELS, FakeState
+from ._server import COOKIE_NAME, FakeState
 
 DEFAULT_TOKEN = "fake-conol-token"
 T = TypeVar("T")

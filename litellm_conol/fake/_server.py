@@ -1,4 +1,4 @@
-"""The aiohttp application: conol's ``/api`` endpoints plus the fake's ``/_fake`` control endpoints.
+"""The aiohttp application: ``FakeState`` and conol's ``/api`` endpoints (the ``/_fake`` ones: ``_control``).
 
 All state lives on ``FakeState`` and is touched only from the server's event loop (the Python API in
 ``_runner`` hops onto it), so no locks are needed.
@@ -16,58 +16,24 @@ from typing import Any
 
 from aiohttp import web
 
-from ._codec import dumps, loads
+from ._catalog import DOWNGRADE_MODEL
+from ._codec import loads
+from ._control import ControlEndpoints
 from ._drift import parse_drifts
 from ._expected import expected_from_steps
 from ._library import BUILTINS
-from ._records import (
-    RECORDED_HEADERS,
-    ConnectionRecord,
-    FakeConfig,
-    RequestRecord,
-    SessionRecord,
-    StreamClose,
-)
+from ._records import RECORDED_HEADERS, ConnectionRecord, FakeConfig, RequestRecord, SessionRecord
 from ._replay import replay_file_steps
+from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, user_turn_text
 from ._steps import Step
+from ._stream import pump
 from ._validate import create_body_problem
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
-# The agentModel column of spec §2.2: anything else is accepted but silently downgraded.
-KNOWN_MODELS = frozenset(
-    {
-        "gpt-5.6-luna",
-        "claude-haiku-4-5",
-        "deepseek/deepseek-v4-pro",
-        "deepseek/deepseek-v4-flash",
-        "z-ai/glm-5.2",
-        "z-ai/glm-5.1",
-        "moonshotai/kimi-k2.7-code",
-        "qwen/qwen3.7-plus",
-        "qwen/qwen3.7-max",
-        "google/gemini-3.1-flash-lite",
-        "x-ai/grok-4.3",
-        "minimax/minimax-m3",
-        "tencent/hy3",
-        "xiaomi/mimo-v2.5",
-        "xiaomi/mimo-v2.5-pro",
-    }
-)
-DOWNGRADE_MODEL = "deepseek/deepseek-v4-flash"
-PING = b": ping\n\n"
-WRITE_BATCH = 1 << 20  # join small events into one write, but never build a replay blob of 50 MB
 
 ApiHandler = Callable[[web.Request, RequestRecord], Awaitable[web.StreamResponse]]
-
-
-def _json(data: object, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
-    return web.Response(body=dumps(data), status=status, content_type="application/json", headers=headers)
-
-
-def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
-    return _json({"error": message}, status, headers)
 
 
 def _iso(ts: float) -> str:
@@ -121,6 +87,15 @@ class FakeState:
             user_turn=False,
         )
 
+    def configure(self, changes: dict[str, Any]) -> None:
+        changes = dict(changes)
+        default = changes.pop("default_scenario", None)
+        if default is not None and default not in self.scenarios:
+            raise ValueError(f"unknown scenario {default!r}")
+        self.config.update(changes)
+        if default is not None:
+            self.default_scenario = default
+
     def shutdown(self) -> None:
         self.stopping = True
         for live in self.live.values():
@@ -135,13 +110,7 @@ class FakeState:
         app.router.add_get("/api/sessions/{id}", api(self._status))
         app.router.add_get("/api/sessions/{id}/messages", api(self._messages))
         app.router.add_route("*", "/api/{tail:.*}", api(self._not_found))
-        app.router.add_get("/_fake/config", self._get_config)
-        app.router.add_post("/_fake/config", self._post_config)
-        app.router.add_post("/_fake/reset", self._post_reset)
-        app.router.add_get("/_fake/requests", self._get_requests)
-        app.router.add_get("/_fake/sessions", self._get_sessions)
-        app.router.add_get("/_fake/sessions/{id}", self._get_session_record)
-        app.router.add_get("/_fake/scenarios", self._get_scenarios)
+        ControlEndpoints(self).add_routes(app.router)
         return app
 
     # ------------------------------------------------------------------------------- auth + records
@@ -149,7 +118,9 @@ class FakeState:
         async def wrapped(request: web.Request) -> web.StreamResponse:
             record = await self._record(request)
             response = (
-                _error(401, "Unauthorized") if not record.authorized else await handler(request, record)
+                error_response(401, "Unauthorized")
+                if not record.authorized
+                else await handler(request, record)
             )
             record.status = response.status
             return response
@@ -183,7 +154,7 @@ class FakeState:
     # ----------------------------------------------------------------------------- conol endpoints
     async def _get_session(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         now = time.time()
-        return _json(
+        return json_response(
             self.config.drifts.auth(
                 {
                     "session": {"id": "ses_fake", "userId": "usr_fake", "expiresAt": _iso(now + 30 * 86400)},
@@ -193,10 +164,10 @@ class FakeState:
         )
 
     async def _balance(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        return _json(self.config.drifts.balance({"total": 12.5}))
+        return json_response(self.config.drifts.balance({"total": 12.5}))
 
     async def _not_found(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        return _error(404, "Not found")
+        return error_response(404, "Not found")
 
     async def _create(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         fault = self._create_fault()
@@ -204,13 +175,15 @@ class FakeState:
             return fault
         problem = record.body_error or create_body_problem(record.body)
         if problem is not None:
-            return _error(400, problem)
+            return error_response(400, problem)
         body: dict[str, Any] = record.body
         messages = [part["content"] for part in body["messages"]]
         name, params = find_marker(messages) or (self.default_scenario, {})
         scenario = self.scenarios.get(name)
         if scenario is None:
-            return _error(400, f"unknown fake scenario {name!r}; known: {', '.join(sorted(self.scenarios))}")
+            return error_response(
+                400, f"unknown fake scenario {name!r}; known: {', '.join(sorted(self.scenarios))}"
+            )
         record.scenario = name
         if not 200 <= scenario.create_status < 300:
             return self._scenario_failure(scenario)
@@ -225,7 +198,7 @@ class FakeState:
         try:
             script = scenario.script(ctx)
         except ScenarioError as exc:
-            return _error(400, f"scenario {name!r}: {exc}")
+            return error_response(400, f"scenario {name!r}: {exc}")
         downgraded = scenario.downgrade or ctx.model not in self.known_models
         effective = DOWNGRADE_MODEL if downgraded else ctx.model
         answer: dict[str, Any] = {
@@ -240,7 +213,7 @@ class FakeState:
         if isinstance(scenario.create_body, Mapping):
             answer.update(scenario.create_body)
         answer = self.config.drifts.created(answer)
-        return _json(answer, scenario.create_status, scenario.create_headers)
+        return json_response(answer, scenario.create_status, scenario.create_headers)
 
     def _create_fault(self) -> web.Response | None:
         cfg = self.config
@@ -253,7 +226,7 @@ class FakeState:
                 cfg.create_status = cfg.create_fail_times = None
         retry_after = cfg.create_retry_after or ("2" if status == 429 else None)
         headers = {"Retry-After": retry_after} if retry_after else None
-        return _error(status, f"injected failure (HTTP {status})", headers)
+        return error_response(status, f"injected failure (HTTP {status})", headers)
 
     @staticmethod
     def _scenario_failure(scenario: Scenario) -> web.Response:
@@ -264,7 +237,7 @@ class FakeState:
                 content_type="text/html",
                 headers=scenario.create_headers,
             )
-        return _json(
+        return json_response(
             scenario.create_body or {"error": "error"}, scenario.create_status, scenario.create_headers
         )
 
@@ -297,14 +270,14 @@ class FakeState:
     async def _status(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.live.get(request.match_info["id"])
         if live is None:
-            return _error(404, "Session not found")
+            return error_response(404, "Session not found")
         record.session_id = session_id = live.record.id
         live.record.status_poll_times.append(time.time())
         failure = self._status_failure(live)
         if failure is not None:
-            return _error(failure, "Internal Server Error")
+            return error_response(failure, "Internal Server Error")
         rec = live.record
-        return _json(
+        return json_response(
             self.config.drifts.status(
                 {
                     "id": session_id,
@@ -328,10 +301,10 @@ class FakeState:
     async def _messages(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.live.get(request.match_info["id"])
         if live is None:
-            return _error(404, "Session not found")
+            return error_response(404, "Session not found")
         record.session_id = live.record.id
         if self.config.refuse_streams:
-            return _error(self.config.refuse_stream_status, "stream refused (injected)")
+            return error_response(self.config.refuse_stream_status, "stream refused (injected)")
         response = web.StreamResponse(
             status=200,
             headers={
@@ -356,7 +329,7 @@ class FakeState:
         """Stream until the client leaves (the handler task is cancelled), the scenario closes, or reset."""
         closed_by = "shutdown"
         try:
-            closed_by = await _pump(response, live, conn, self.config)
+            closed_by = await pump(response, live, conn, self.config)
             await response.write_eof()  # a clean end of the chunked body: the client sees the stream end
         except asyncio.CancelledError:
             # aiohttp cancels the handler when the peer disconnects (handler_cancellation=True)
@@ -367,94 +340,6 @@ class FakeState:
         finally:
             conn.closed_at, conn.closed_by = time.time(), closed_by
 
-    # ------------------------------------------------------------------------------ control endpoints
-    async def _get_config(self, request: web.Request) -> web.StreamResponse:
-        return _json({**self.config.to_json(), "default_scenario": self.default_scenario})
-
-    async def _post_config(self, request: web.Request) -> web.StreamResponse:
-        try:
-            changes = loads(await request.read())
-            if not isinstance(changes, dict):
-                raise ValueError("config must be a JSON object")
-            self.configure(changes)
-        except ValueError as exc:
-            return _error(400, str(exc))
-        return await self._get_config(request)
-
-    def configure(self, changes: dict[str, Any]) -> None:
-        changes = dict(changes)
-        default = changes.pop("default_scenario", None)
-        if default is not None and default not in self.scenarios:
-            raise ValueError(f"unknown scenario {default!r}")
-        self.config.update(changes)
-        if default is not None:
-            self.default_scenario = default
-
-    async def _post_reset(self, request: web.Request) -> web.StreamResponse:
-        self.reset()
-        return _json({"ok": True})
-
-    async def _get_requests(self, request: web.Request) -> web.StreamResponse:
-        return _json({"requests": [r.to_json() for r in self.requests]})
-
-    async def _get_sessions(self, request: web.Request) -> web.StreamResponse:
-        return _json({"sessions": [live.record.summary() for live in self.live.values()]})
-
-    async def _get_session_record(self, request: web.Request) -> web.StreamResponse:
-        live = self.live.get(request.match_info["id"])
-        if live is None:
-            return _error(404, "Session not found")
-        return _json(live.record.to_json(with_data=request.query.get("full") == "1"))
-
-    async def _get_scenarios(self, request: web.Request) -> web.StreamResponse:
-        scenarios = [s.summary() for s in self.scenarios.values()]
-        return _json({"default": self.default_scenario, "scenarios": scenarios})
-
 
 def _id_fields(key: str, session_id: str) -> dict[str, Any]:
     return {"session": {"id": session_id}} if key == "session.id" else {key: session_id}
-
-
-async def _pump(
-    response: web.StreamResponse, live: LiveSession, conn: ConnectionRecord, config: FakeConfig
-) -> str:
-    """Replay the timeline, then follow it live with pings when idle. Returns who ended the stream."""
-    start = len(live.timeline)  # items before this are replay: their closes do not close us
-    index, close_after_replay = 0, False
-    while live.killed_by is None:
-        changed = live.changed  # taken before reading, so an append in between still wakes us
-        batch: list[bytes] = []
-        size = 0
-        while index < len(live.timeline):
-            item = live.timeline[index]
-            index += 1
-            if isinstance(item, StreamClose):
-                if index > start:
-                    await _write(response, batch)
-                    return "server"
-                close_after_replay |= item.permanent
-                continue
-            batch.append(item.raw)
-            conn.events_sent += 1
-            size += len(item.raw)
-            if size >= WRITE_BATCH:
-                await _write(response, batch)
-                batch, size = [], 0
-        await _write(response, batch)
-        if close_after_replay:
-            return "server"
-        if index < len(live.timeline):
-            continue
-        try:
-            async with asyncio.timeout(config.ping_interval):
-                await changed.wait()
-        except TimeoutError:
-            if live.pings_enabled:
-                await response.write(PING)
-                conn.pings_sent += 1
-    return live.killed_by
-
-
-async def _write(response: web.StreamResponse, batch: list[bytes]) -> None:
-    if batch:
-        await response.write(batch[0] if len(batch) == 1 else b"".join(batch))

@@ -1,0 +1,67 @@
+"""The built-in scenarios. Each is small and deterministic; delays are realistic (10-50 ms apart).
+
+``BUILTINS`` maps name -> Scenario; each scenario's ``final_text`` / ``final_reasoning`` /
+``tool_calls`` / ``outcome`` (and ``expected_for(...)`` for prompt-dependent ones) say what a correct
+client returns, so tests never hard-code texts.
+
+One module per theme: ``_core`` (plain answers, endings, closes, event shapes), ``_limits`` (stop
+sequences, max_tokens), ``_tools`` (client tools, built-in web search), ``_faults`` (failing creates,
+stalls, malformed events), ``_structured`` (JSON answers and tool arguments with repair turns).
+"""
+
+from __future__ import annotations
+
+from .._scenarios import Scenario
+from ._common import long_text
+from ._core import HELLO_TEXT, HELLO_THINKING, UNICODE_TEXT, UNICODE_THINKING, core_scenarios
+from ._faults import BAD_GATEWAY_HTML, fault_scenarios
+from ._limits import STOP_SEQUENCE, STOP_SPLIT_ANSWER, STOP_SPLIT_TEXT, limit_scenarios
+from ._structured import (
+    CITY_WRONG_KEY,
+    NOT_JSON,
+    PERSON,
+    PERSON_CUT,
+    PERSON_JSON,
+    PERSON_WRONG_TYPE,
+    answers_since_request,
+    structured_scenarios,
+)
+from ._tools import AGENT_TEXT, AGENT_THINKING, PARIS, TOKYO, WEATHER_THINKING, tool_result_in, tool_scenarios
+
+# the order is the listing order (``--list-scenarios``, ``GET /_fake/scenarios``)
+BUILTINS: dict[str, Scenario] = {
+    s.name: s
+    for s in [
+        *core_scenarios(),
+        *limit_scenarios(),
+        *tool_scenarios(),
+        *fault_scenarios(),
+        *structured_scenarios(),
+    ]
+}
+
+__all__ = [
+    "AGENT_TEXT",
+    "AGENT_THINKING",
+    "BAD_GATEWAY_HTML",
+    "BUILTINS",
+    "CITY_WRONG_KEY",
+    "HELLO_TEXT",
+    "HELLO_THINKING",
+    "NOT_JSON",
+    "PARIS",
+    "PERSON",
+    "PERSON_CUT",
+    "PERSON_JSON",
+    "PERSON_WRONG_TYPE",
+    "STOP_SEQUENCE",
+    "STOP_SPLIT_ANSWER",
+    "STOP_SPLIT_TEXT",
+    "TOKYO",
+    "UNICODE_TEXT",
+    "UNICODE_THINKING",
+    "WEATHER_THINKING",
+    "answers_since_request",
+    "long_text",
+    "tool_result_in",
+]
