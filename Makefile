@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test lint typecheck unit bench fake clean redis-server
+.PHONY: run test lint typecheck docs unit bench fake clean redis-server
 
 # instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
 # installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/litellm-conol serve $(ARGS)
 
-test: $(STAMP) redis-server lint typecheck
+test: $(STAMP) redis-server lint typecheck docs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
@@ -31,6 +31,12 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# The docs site (mkdocs.yml, docs/) must build without a warning; the site goes to a temporary
+# directory that is removed, so nothing is left in the tree.
+docs: $(STAMP)
+	@site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT \
+		&& NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir "$$site"
 
 # The tests of two proxy instances sharing Redis need a redis-server binary (they start their own on a
 # free port). Installed with apt-get only when it is missing and we are root with apt; otherwise those

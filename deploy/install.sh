@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install litellm-conol and the LiteLLM proxy, at the versions this repository is tested with
 # (constraints.txt), into a fresh virtualenv, from this checkout and the package registry (PyPI).
-# deploy/Dockerfile runs it; run it yourself for a systemd install (README, "Team deployment").
+# deploy/Dockerfile runs it; run it yourself for a systemd install (docs/team-deployment.md).
 #
 #   deploy/install.sh [VENV]        default VENV: /opt/litellm-conol
 #   PYTHON=python3.12 deploy/install.sh /opt/litellm-conol

@@ -11,7 +11,7 @@ it, on standard error (the service's log: journald, ``docker logs``). A line has
 (``model_group``) and the conol model behind it, the request's ``user`` field and the proxy key's
 alias and team, the token estimate, the cost the proxy computed from the deployment's
 ``input_cost_per_token`` / ``output_cost_per_token`` (``model_info``), the conol session and the
-worker's pid. LiteLLM's health checks are not logged (they create no session; see README).
+worker's pid. LiteLLM's health checks are not logged (they create no session; see docs/team-deployment.md).
 
 It reads what LiteLLM gives every callback (``standard_logging_object``, the same data its spend logs
 are made of), so it is also an example to copy for a logger of your own.
