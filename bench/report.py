@@ -11,13 +11,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .numbers import phase_numbers  # re-exported: bench.report.phase_numbers predates numbers.py
 from .sections_latency import ends_section, proxy_section, ratio_section, sdk_section, workers_section
 from .sections_parse import parse_section
 from .sections_resources import descriptor_section, memory_section
 from .targets import TargetChecks, Verdict
-
-__all__ = ["RESULTS", "Report", "phase_numbers", "write_results"]
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HISTORY_START, HISTORY_END, RUNS = "<!-- history:start -->", "<!-- history:end -->", "<!-- runs -->"
