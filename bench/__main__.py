@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from .report import RESULTS, Report, write_results
 from .workload import Workload
 
 OUT = Path(__file__).resolve().parent / "out"
+PROVIDERS = ("conol", "openai")
 
 # The standard streaming workload: both fakes send this text in these pieces at this pace.
 WORKLOAD = Workload(chars=1000, n=20, delay=0.025, lead=0.05, end="done")
@@ -164,7 +166,7 @@ def finish_sdk_worker(process: subprocess.Popen[bytes], log_path: Path, timeout:
     return result
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run (< 1 min): small sizes")
     parser.add_argument("--no-write", action="store_true", help="do not touch bench/RESULTS.md")
@@ -172,88 +174,106 @@ def main() -> int:
     parser.add_argument(
         "--only", default="sdk,proxy,workers", help="comma-separated: sdk, proxy, workers (default all)"
     )
-    args = parser.parse_args()
-    only = set(args.only.split(","))
-    sizes = SIZES["quick" if args.quick else "full"]
-    OUT.mkdir(exist_ok=True)
-    started = time.monotonic()
-    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}, "workers": {}}
-    print(f"bench: {raw['meta']['mode']} run, logs and raw results in {OUT}", flush=True)
-    conol = openai = None
-    proxies: dict[str, proxy_mod.Proxy] = {}
-    workers: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
-    try:
-        conol = procs.start_ready("conol_fake", "bench.conol_fake", [], OUT)
-        openai = procs.start_ready("openai_fake", "bench.openai_fake", [], OUT)
-        conol_port, conol_ctl, token = conol.ready_line
-        openai_url = f"http://127.0.0.1:{openai.ready_line[0]}"
-        targets = {
-            "conol": {
-                "api_base": f"http://127.0.0.1:{conol_port}",
-                "api_key": token,
-                "control": f"http://127.0.0.1:{conol_ctl}",
-            },
-            "openai": {"api_base": openai_url + "/v1", "api_key": "sk-bench-fake", "control": openai_url},
-        }
-        # Everything that only imports (proxies, SDK workers) boots at once; measuring is sequential.
-        providers = ["conol", "openai"]
-        if "proxy" in only:
-            if sizes["shared_proxy"]:  # quick: one proxy boot for every provider (CPU is per phase anyway)
-                shared = proxy_mod.launch_proxy(
-                    "shared", {p: (targets[p]["api_base"], targets[p]["api_key"]) for p in providers}, OUT
-                )
-                proxies = dict.fromkeys(providers, shared)
-            else:
-                for provider in providers:
-                    t = targets[provider]
-                    proxies[provider] = proxy_mod.launch_proxy(
-                        provider, {provider: (t["api_base"], t["api_key"])}, OUT
-                    )
-        if "sdk" in only:
-            specs = [
-                {
-                    "provider": p,
-                    **targets[p],
-                    "sizes": sizes["sdk"],
-                    "workload": WORKLOAD.__dict__,
-                    "parse": p == "conol",
-                }
-                for p in ("conol", "openai")
-            ]
-            if sizes["shared_proxy"]:  # quick: one SDK process too (one litellm import)
-                workers["conol+openai"] = launch_sdk_worker({"each": specs}, "both")
-            else:
-                for spec in specs:
-                    workers[spec["provider"]] = launch_sdk_worker(spec, spec["provider"])
-        for proxy in {id(p): p for p in proxies.values()}.values():
-            proxy_mod.wait_listening(proxy)
-        print(f"bench: everything booted after {time.monotonic() - started:.0f} s", flush=True)
-        for provider, (process, log_path) in list(workers.items()):
-            print(f"bench: {time.monotonic() - started:4.0f} s  SDK mode, {provider} …", flush=True)
-            result = finish_sdk_worker(process, log_path, timeout=400)
-            raw["sdk"].update(result.get("each", {provider: result}))
-            del workers[provider]
-        for provider, proxy in list(proxies.items()):
-            print(f"bench: {time.monotonic() - started:4.0f} s  proxy mode, {provider} …", flush=True)
-            psizes = sizes["proxy"]
-            last = sum(1 for p in proxies.values() if p is proxy) == 1
-            raw["proxy"][provider] = asyncio.run(
-                proxy_mod.run_provider(
-                    proxy, provider, targets[provider]["control"], psizes, WORKLOAD, stop=last
-                )
-            )
-            del proxies[provider]
-        if "workers" in only:
-            print(f"bench: {time.monotonic() - started:4.0f} s  proxy workers, 1 vs 2 …", flush=True)
-            raw["workers"] = proxy_mod.run_workers(targets["conol"], sizes["workers"], WORKLOAD, OUT)
-    finally:
-        for proxy in {id(p): p for p in proxies.values()}.values():
+    return parser.parse_args()
+
+
+@dataclass
+class Children:
+    """Every child process still running; ``stop`` ends them all (what has been measured is removed)."""
+
+    conol: procs.Child | None = None
+    openai: procs.Child | None = None
+    proxies: dict[str, proxy_mod.Proxy] = field(default_factory=dict)  # one proxy may serve several
+    workers: dict[str, tuple[subprocess.Popen[bytes], Path]] = field(default_factory=dict)
+
+    def stop(self) -> None:
+        for proxy in {id(p): p for p in self.proxies.values()}.values():
             proxy.stop()
-        for process, _ in workers.values():
+        for process, _ in self.workers.values():
             procs.stop_group(process)
-        for child in (conol, openai):
+        for child in (self.conol, self.openai):
             if child is not None:
                 child.stop()
+
+
+def start_fakes(children: Children) -> dict[str, dict[str, str]]:
+    """Both fakes, ready; per provider the api_base, api_key and control URL a client needs."""
+    children.conol = procs.start_ready("conol_fake", "bench.conol_fake", [], OUT)
+    children.openai = procs.start_ready("openai_fake", "bench.openai_fake", [], OUT)
+    conol_port, conol_ctl, token = children.conol.ready_line
+    openai_url = f"http://127.0.0.1:{children.openai.ready_line[0]}"
+    return {
+        "conol": {
+            "api_base": f"http://127.0.0.1:{conol_port}",
+            "api_key": token,
+            "control": f"http://127.0.0.1:{conol_ctl}",
+        },
+        "openai": {"api_base": openai_url + "/v1", "api_key": "sk-bench-fake", "control": openai_url},
+    }
+
+
+def launch_proxies(children: Children, targets: dict[str, dict[str, str]], sizes: dict[str, Any]) -> None:
+    if sizes["shared_proxy"]:  # quick: one proxy boot for every provider (CPU is per phase anyway)
+        shared = proxy_mod.launch_proxy(
+            "shared", {p: (targets[p]["api_base"], targets[p]["api_key"]) for p in PROVIDERS}, OUT
+        )
+        children.proxies = dict.fromkeys(PROVIDERS, shared)
+    else:
+        for provider in PROVIDERS:
+            t = targets[provider]
+            children.proxies[provider] = proxy_mod.launch_proxy(
+                provider, {provider: (t["api_base"], t["api_key"])}, OUT
+            )
+
+
+def launch_sdk_workers(children: Children, targets: dict[str, dict[str, str]], sizes: dict[str, Any]) -> None:
+    specs = [
+        {
+            "provider": p,
+            **targets[p],
+            "sizes": sizes["sdk"],
+            "workload": WORKLOAD.__dict__,
+            "parse": p == "conol",
+        }
+        for p in PROVIDERS
+    ]
+    if sizes["shared_proxy"]:  # quick: one SDK process too (one litellm import)
+        children.workers["conol+openai"] = launch_sdk_worker({"each": specs}, "both")
+    else:
+        for spec in specs:
+            children.workers[spec["provider"]] = launch_sdk_worker(spec, spec["provider"])
+
+
+def measure(
+    children: Children,
+    targets: dict[str, dict[str, str]],
+    sizes: dict[str, Any],
+    only: set[str],
+    raw: dict[str, Any],
+    started: float,
+) -> None:
+    """One measurement at a time: the SDK workers, then each proxy, then the worker proxies."""
+    for provider, (process, log_path) in list(children.workers.items()):
+        print(f"bench: {time.monotonic() - started:4.0f} s  SDK mode, {provider} …", flush=True)
+        result = finish_sdk_worker(process, log_path, timeout=400)
+        raw["sdk"].update(result.get("each", {provider: result}))
+        del children.workers[provider]
+    proxies = children.proxies
+    for provider, proxy in list(proxies.items()):
+        print(f"bench: {time.monotonic() - started:4.0f} s  proxy mode, {provider} …", flush=True)
+        psizes = sizes["proxy"]
+        last = sum(1 for p in proxies.values() if p is proxy) == 1
+        raw["proxy"][provider] = asyncio.run(
+            proxy_mod.run_provider(proxy, provider, targets[provider]["control"], psizes, WORKLOAD, stop=last)
+        )
+        del proxies[provider]
+    if "workers" in only:
+        print(f"bench: {time.monotonic() - started:4.0f} s  proxy workers, 1 vs 2 …", flush=True)
+        raw["workers"] = proxy_mod.run_workers(targets["conol"], sizes["workers"], WORKLOAD, OUT)
+
+
+def save_and_report(raw: dict[str, Any], args: argparse.Namespace, started: float) -> None:
+    """The raw results to ``bench/out/run-<id>.json``, the report to stdout and (full runs) RESULTS.md."""
     raw["meta"]["wall"] = time.monotonic() - started
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     raw["meta"]["run_id"] = stamp
@@ -267,6 +287,31 @@ def main() -> int:
     print(
         f"bench: done in {raw['meta']['wall']:.0f} s (raw results: {OUT / f'run-{stamp}.json'})", flush=True
     )
+
+
+def main() -> int:
+    args = parse_args()
+    only = set(args.only.split(","))
+    sizes = SIZES["quick" if args.quick else "full"]
+    OUT.mkdir(exist_ok=True)
+    started = time.monotonic()
+    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}, "workers": {}}
+    print(f"bench: {raw['meta']['mode']} run, logs and raw results in {OUT}", flush=True)
+    children = Children()
+    try:
+        targets = start_fakes(children)
+        # Everything that only imports (proxies, SDK workers) boots at once; measuring is sequential.
+        if "proxy" in only:
+            launch_proxies(children, targets, sizes)
+        if "sdk" in only:
+            launch_sdk_workers(children, targets, sizes)
+        for proxy in {id(p): p for p in children.proxies.values()}.values():
+            proxy_mod.wait_listening(proxy)
+        print(f"bench: everything booted after {time.monotonic() - started:.0f} s", flush=True)
+        measure(children, targets, sizes, only, raw, started)
+    finally:
+        children.stop()
+    save_and_report(raw, args, started)
     return 0
 
 

@@ -24,6 +24,7 @@ import litellm.utils
 import litellm_conol
 
 from . import procs
+from .alloc_trace import attribute
 from .client import Sample, records, run_many
 from .workload import Workload, new_tag
 
@@ -101,68 +102,25 @@ class Sdk:
         """
         gc.collect()
         await asyncio.sleep(0.5)
+        snap0 = None
         if trace:
             tracemalloc.start(8)
             snap0 = tracemalloc.take_snapshot()
         base = procs.rss_kb(os.getpid())
         fds0 = procs.fd_counts(os.getpid())
-        opened = 0
-        all_open = asyncio.Event()
-
-        async def one(tag: str) -> Sample:
-            nonlocal opened
-            sample = Sample(tag, time.time())
-            messages = [{"role": "user", "content": work.prompt(tag)}]
-            if handler:
-                stream: Any = litellm_conol.conol_llm.astreaming(
-                    "claude-haiku-4-5",
-                    messages,
-                    self.kw["api_base"],
-                    api_key=self.kw["api_key"],
-                    optional_params={},
-                    timeout=600.0,
-                )
-            else:
-                stream = await litellm.acompletion(
-                    model=self.model, messages=messages, stream=True, **self.kw
-                )
-            parts: list[str] = []
-            async for chunk in stream:
-                content = chunk.choices[0].delta.content if chunk.choices else None
-                if content:
-                    if sample.first is None:
-                        sample.first = time.time()
-                        opened += 1
-                        if opened == k:
-                            all_open.set()
-                    parts.append(content)
-            sample.end = time.time()
-            sample.ok = "".join(parts) == work.text
-            return sample
-
+        counter = _OpenStreams(k)
         tags = [new_tag(f"{self.provider}-mem-") for _ in range(k)]
-        task = asyncio.ensure_future(run_many(one, tags, k))
+        task = asyncio.ensure_future(run_many(lambda tag: self._held(work, tag, handler, counter), tags, k))
         try:
-            await asyncio.wait_for(all_open.wait(), timeout=work.hold)
+            await asyncio.wait_for(counter.all_open.wait(), timeout=work.hold)
             all_open_at = time.time()
         except TimeoutError:
             all_open_at = None
         await asyncio.sleep(0.2)
         peak = procs.rss_kb(os.getpid())
         fds_open = procs.fd_counts(os.getpid())
-        open_at_sample = opened
-        by_package: dict[str, float] = {}
-        if trace:
-            snap1 = tracemalloc.take_snapshot()
-            tracemalloc.stop()
-            by_package = attribute(snap1.compare_to(snap0, "traceback"), k)
-            task.cancel()  # the streams have been seen open: drop them (the clients disconnect)
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            await asyncio.sleep(0.5)
-            samples: list[Sample] = []
-        else:
-            samples = await task
+        open_at_sample = counter.opened
+        samples, by_package = await _end_streams(task, snap0, k)
         gc.collect()
         await asyncio.sleep(0.5)
         after = procs.rss_kb(os.getpid())
@@ -183,6 +141,33 @@ class Sdk:
             "records": records(self.control),
             "by_package_kb": by_package,
         }
+
+    async def _held(self, work: Workload, tag: str, handler: str, counter: _OpenStreams) -> Sample:
+        """One stream of the memory benchmark (``work.hold`` keeps it open after its first piece)."""
+        sample = Sample(tag, time.time())
+        messages = [{"role": "user", "content": work.prompt(tag)}]
+        if handler:
+            stream: Any = litellm_conol.conol_llm.astreaming(
+                "claude-haiku-4-5",
+                messages,
+                self.kw["api_base"],
+                api_key=self.kw["api_key"],
+                optional_params={},
+                timeout=600.0,
+            )
+        else:
+            stream = await litellm.acompletion(model=self.model, messages=messages, stream=True, **self.kw)
+        parts: list[str] = []
+        async for chunk in stream:
+            content = chunk.choices[0].delta.content if chunk.choices else None
+            if content:
+                if sample.first is None:
+                    sample.first = time.time()
+                    counter.first_piece()
+                parts.append(content)
+        sample.end = time.time()
+        sample.ok = "".join(parts) == work.text
+        return sample
 
     async def one_handler(self, work: Workload, tag: str) -> Sample:
         """The handler alone (``astreaming`` as LiteLLM calls it), without LiteLLM's wrapper."""
@@ -257,37 +242,35 @@ class Sdk:
         return pooled_connections(shared_client())
 
 
-_OWNERS = (  # (package, path fragment): the first match from the allocating frame outwards owns it
-    ("ours (litellm_conol)", "/litellm_conol/"),
-    ("benchmark client", "/bench/"),
-    ("httpx stack", "/httpx/"),
-    ("httpx stack", "/httpcore/"),
-    ("httpx stack", "/h11/"),
-    ("httpx stack", "/httpx_sse/"),
-    ("httpx stack", "/anyio/"),
-    ("openai SDK", "/openai/"),
-    ("openai SDK", "/httpx2/"),
-    ("openai SDK", "/httpcore2/"),
-    ("aiohttp", "/aiohttp/"),
-    ("litellm", "/litellm/"),
-)
+class _OpenStreams:
+    """How many of ``k`` streams have received their first piece; ``all_open`` is set once all have."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.opened = 0
+        self.all_open = asyncio.Event()
+
+    def first_piece(self) -> None:
+        self.opened += 1
+        if self.opened == self.k:
+            self.all_open.set()
 
 
-def attribute(diffs: list[tracemalloc.StatisticDiff], k: int) -> dict[str, float]:
-    """KB per stream of the allocations that appeared, by the innermost frame with a known owner
-    (pydantic, asyncio and the stdlib are attributed to whoever called them)."""
-    out: dict[str, float] = {}
-    for diff in diffs:
-        if diff.size_diff <= 0:
-            continue
-        owner = "other (stdlib, pydantic, asyncio with no owner above)"
-        for frame in reversed(diff.traceback):  # the allocating frame first (tracebacks are oldest-first)
-            hit = next((name for name, part in _OWNERS if part in frame.filename), None)
-            if hit:
-                owner = hit
-                break
-        out[owner] = out.get(owner, 0.0) + diff.size_diff / 1024 / k
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+async def _end_streams(
+    task: asyncio.Future[list[Sample]], snap0: tracemalloc.Snapshot | None, k: int
+) -> tuple[list[Sample], dict[str, float]]:
+    """Returns (samples, KB per stream by package). Traced (``snap0`` given): attribute what is live
+    now, then drop the streams, whose samples are not needed. Otherwise: let the streams finish."""
+    if snap0 is None:
+        return await task, {}
+    snap1 = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    by_package = attribute(snap1.compare_to(snap0, "traceback"), k)
+    task.cancel()  # the streams have been seen open: drop them (the clients disconnect)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.5)
+    return [], by_package
 
 
 def _log(what: str, t0: list[float]) -> None:
@@ -295,23 +278,27 @@ def _log(what: str, t0: list[float]) -> None:
     print(f"sdk: {now - t0[0]:5.1f} s  {what}", file=sys.stderr, flush=True)
 
 
-async def amain(spec: dict[str, Any]) -> dict[str, Any]:
-    setup()
-    t0 = [time.monotonic()]
-    sdk = Sdk(spec)
-    sizes = spec["sizes"]
-    out: dict[str, Any] = {"provider": sdk.provider, "pid": os.getpid(), "phases": {}}
-    base = Workload(**spec["workload"])
+def _subset(spec: dict[str, Any], sizes: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``spec["only"]`` (for development, e.g. ``{"only": ["parse"]}``): the spec and sizes that run
+    just those parts (seq, ends, memory, fd, parse)."""
     only = set(spec.get("only") or ())
-    if only:  # a subset, for development: e.g. {"only": ["parse"]}
-        sizes = {
-            **sizes,
-            "seq": sizes["seq"] if "seq" in only else 0,
-            "memory": sizes["memory"] if "memory" in only else 0,
-            "fd_requests": sizes["fd_requests"] if "fd" in only else 0,
-            "fd_handler_requests": sizes.get("fd_handler_requests", 0) if "fd" in only else 0,
-        }
-        spec = {**spec, "ends": "ends" in only, "parse": "parse" in only}
+    if not only:
+        return spec, sizes
+    sizes = {
+        **sizes,
+        "seq": sizes["seq"] if "seq" in only else 0,
+        "memory": sizes["memory"] if "memory" in only else 0,
+        "fd_requests": sizes["fd_requests"] if "fd" in only else 0,
+        "fd_handler_requests": sizes.get("fd_handler_requests", 0) if "fd" in only else 0,
+    }
+    return {**spec, "ends": "ends" in only, "parse": "parse" in only}, sizes
+
+
+async def _latency_phases(
+    sdk: Sdk, spec: dict[str, Any], sizes: dict[str, Any], base: Workload
+) -> dict[str, Any]:
+    """Warm-up, the sequential phase (profiled when ``spec["profile"]`` names a file), conol's end phases."""
+    phases: dict[str, Any] = {}
     await sdk.phase("warmup", base, sizes["warmup"], 1)
     profiler = None
     if spec.get("profile"):
@@ -320,7 +307,7 @@ async def amain(spec: dict[str, Any]) -> dict[str, Any]:
         profiler = cProfile.Profile()
         profiler.enable()
     if sizes["seq"]:
-        out["phases"]["seq"] = await sdk.phase("seq", base, sizes["seq"], 1)
+        phases["seq"] = await sdk.phase("seq", base, sizes["seq"], 1)
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(spec["profile"])
@@ -328,9 +315,20 @@ async def amain(spec: dict[str, Any]) -> dict[str, Any]:
         extras: dict[str, dict[str, Any]] = {"late": {"tail": 3.0}}
         for end in sizes.get("end_kinds", ("status", "commit", "early", "late")):
             work = base.with_(end="status" if end == "late" else end, **extras.get(end, {}))
-            out["phases"][f"end_{end}"] = await sdk.phase(
+            phases[f"end_{end}"] = await sdk.phase(
                 f"end_{end}", work, sizes["ends"], sizes["ends_concurrency"]
             )
+    return phases
+
+
+async def amain(spec: dict[str, Any]) -> dict[str, Any]:
+    setup()
+    t0 = [time.monotonic()]
+    sdk = Sdk(spec)
+    spec, sizes = _subset(spec, spec["sizes"])
+    base = Workload(**spec["workload"])
+    out: dict[str, Any] = {"provider": sdk.provider, "pid": os.getpid()}
+    out["phases"] = await _latency_phases(sdk, spec, sizes, base)
     _log("latency and end phases", t0)
     if sizes.get("memory"):
         out["memory"] = await sdk.memory(base.with_(hold=sizes["hold"]), sizes["memory"])
