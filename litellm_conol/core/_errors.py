@@ -5,7 +5,7 @@ to decide retries, cooldowns and fallbacks. Messages never contain the session t
 They do not subclass LiteLLM's ``CustomLLMError``: LiteLLM's exception mapping
 (``litellm_core_utils/exception_mapping_utils.exception_type``) reads ``status_code``, ``message`` and
 ``headers`` off any exception, duck-typed, and never checks the class. So the core stays free of
-LiteLLM (``tests/unit/test_errors.py`` checks the attributes LiteLLM reads).
+LiteLLM (``tests/unit/test_error_mapping.py`` checks the attributes LiteLLM reads).
 """
 
 from __future__ import annotations
