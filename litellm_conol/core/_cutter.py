@@ -14,7 +14,8 @@ where the answer ends:
   Only when that bound passes the limit is the text counted again, and the cut point is then found
   by interpolating between the last count under the limit and the first over it.
 
-Only the answer text is cut and counted: not the reasoning, not tool calls (see docs/tools-and-structured-output.md).
+Only the answer text is cut and counted: not the reasoning, not tool calls (see
+docs/tools-and-structured-output.md).
 """
 
 from __future__ import annotations

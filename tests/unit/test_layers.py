@@ -33,7 +33,7 @@ def test_the_core_imports_with_litellm_httpx_and_aiohttp_blocked(capsys: pytest.
         [sys.executable, "-c", PURITY_PROBE], capture_output=True, text=True, timeout=100, check=False
     )
     assert result.returncode == 0, result.stderr
-    seconds, modules, loaded = (result.stdout.strip().split(" ") + [""])[:3]
+    seconds, modules, loaded = [*result.stdout.strip().split(" "), ""][:3]
     assert loaded == ""
     with capsys.disabled():  # reported, not asserted: a wall-clock bound would be flaky
         print(f"\n[import time] litellm_conol.core: {float(seconds) * 1000:.0f} ms, {modules} modules")
