@@ -5,19 +5,34 @@ They act on the server's ``FakeState`` from its event loop, like the conol endpo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from ._codec import loads
+from ._records import FakeConfig, RequestRecord
 from ._responses import error_response, json_response
+from ._scenarios import Scenario
+from ._session import LiveSession
 
-if TYPE_CHECKING:  # the state module registers these routes: a runtime import would be circular
-    from ._server import FakeState
+
+class ControlledState(Protocol):
+    """What these endpoints use of the server's ``FakeState`` (the state module registers these
+    routes, so naming its class here would make the two modules import each other)."""
+
+    config: FakeConfig
+    default_scenario: str
+    requests: list[RequestRecord]
+    live: dict[str, LiveSession]
+    scenarios: dict[str, Scenario]
+
+    def configure(self, changes: dict[str, Any]) -> None: ...
+
+    def reset(self) -> None: ...
 
 
 class ControlEndpoints:
-    def __init__(self, state: FakeState) -> None:
+    def __init__(self, state: ControlledState) -> None:
         self._state = state
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
