@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 import yaml
-from proxyproc import MASTER_KEY, ROOT, ProxyProcess
 
 from litellm_conol.client._pool import pooled_connections
 from litellm_conol.fake import FakeConol
+from support.paths import ROOT, TESTS
+from support.proxyproc import MASTER_KEY, ProxyProcess
 
-TESTS = Path(__file__).resolve().parent
 AUTH = {"Authorization": f"Bearer {MASTER_KEY}"}
 
 
@@ -213,49 +213,3 @@ async def settle_tasks(baseline: set[asyncio.Task[Any]], timeout: float = 2.0) -
         if not extra or time.monotonic() >= deadline:
             return extra
         await asyncio.sleep(0.05)
-
-
-# --- spend logs, for the secrets test (loaded by the proxy: callbacks: ["fault_support.spend_rows"]) ---
-
-
-def _spend_rows_logger() -> Any:
-    from litellm.integrations.custom_logger import CustomLogger
-
-    class SpendRows(CustomLogger):  # type: ignore[misc]
-        """Writes, per request, the row LiteLLM's spend logs would store (``get_logging_payload``, the
-        builder of ``LiteLLM_SpendLogs`` rows) and the StandardLoggingPayload, as JSON lines."""
-
-        async def async_log_success_event(
-            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
-        ):
-            self._write("success", kwargs, response_obj, start_time, end_time)
-
-        async def async_log_failure_event(
-            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
-        ):
-            self._write("failure", kwargs, response_obj, start_time, end_time)
-
-        def _write(
-            self, outcome: str, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
-        ) -> None:
-            row: dict[str, Any] = {"outcome": outcome}
-            try:
-                from litellm.proxy.spend_tracking.spend_tracking_utils import get_logging_payload
-
-                row["spend_log"] = get_logging_payload(kwargs, response_obj, start_time, end_time)
-            except Exception as exc:  # recorded, so the test sees it
-                row["spend_log_error"] = repr(exc)
-            row["standard_logging_object"] = kwargs.get("standard_logging_object")
-            with open(os.environ["SPEND_ROWS_FILE"], "a", encoding="utf-8") as out:
-                out.write(json.dumps(row, default=str) + "\n")
-
-    return SpendRows()
-
-
-def __getattr__(name: str) -> Any:
-    # built on first use only inside the proxy: importing this module stays cheap for the tests
-    if name == "spend_rows":
-        value = _spend_rows_logger()
-        globals()[name] = value
-        return value
-    raise AttributeError(name)

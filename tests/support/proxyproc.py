@@ -12,7 +12,8 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
+
 MASTER_KEY = "sk-test-master"
 
 

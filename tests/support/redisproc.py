@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 import redis
-from proxyproc import free_port
+
+from support.proxyproc import free_port
 
 
 def require_redis_server() -> str:

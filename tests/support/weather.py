@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-MODEL = "conol/claude-haiku-4-5"
 RESULT = "21°C and sunny"
 ANSWER = f"The weather in Paris is {RESULT}."
 
@@ -17,6 +16,10 @@ _SCHEMA: dict[str, Any] = {
     "required": ["city"],
 }
 ANTHROPIC_TOOL = {"name": _NAME, "description": _DESCRIPTION, "input_schema": _SCHEMA}
+OPENAI_TOOL = {
+    "type": "function",
+    "function": {"name": _NAME, "description": _DESCRIPTION, "parameters": _SCHEMA},
+}
 RESPONSES_TOOL = {"type": "function", "name": _NAME, "description": _DESCRIPTION, "parameters": _SCHEMA}
 
 
