@@ -4,15 +4,12 @@ proxy with two workers, against the fake conol.
 One proxy for the module (as a team would run it: `--num_workers 2`): friendly names, the fallback
 from one conol model to another, health checks that create no conol session, the usage log callback
 (user, tokens, cost from the config's prices, session id), and 200 concurrent streams over both workers.
-Then in process: the proxy's own health-check probe against both readings of a dead token, and the
-handler's fork safety.
-"""
+(The health-check probe in process and fork safety: tests/integration/test_health_check.py.)"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -21,17 +18,28 @@ import httpx
 import openai
 import pytest
 import yaml
-from proxyproc import MASTER_KEY, ROOT, ProxyProcess
+from support.chat import user
+from support.paths import ROOT
+from support.proxyproc import MASTER_KEY, ProxyProcess
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
 # The first test also pays for the proxy's start: three processes importing LiteLLM on 2 cores.
 pytestmark = pytest.mark.timeout(180)
 
+
 TEAM_CONFIG = ROOT / "deploy" / "team_config.yaml"
+
+
 CONFIG = yaml.safe_load(TEAM_CONFIG.read_text())
+
+
 DEPLOYMENTS = {d["model_name"]: d for d in CONFIG["model_list"]}
+
+
 WORKERS = 2
+
+
 # uvicorn's supervisor kills a worker that does not answer its ping within 5 s (its default), and a
 # worker cannot answer while it imports LiteLLM, which takes longer than that on a loaded machine:
 # without this, the second worker was killed and restarted in a loop and one worker served everything.
@@ -46,9 +54,9 @@ def agent_model(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def team_fake(e2e_fake):
+def team_fake(proxy_fake):
     """The session's fake conol (conftest), reset by every test that uses it."""
-    return e2e_fake
+    return proxy_fake
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +98,6 @@ def team(team_fake, team_proxy):
     team_fake.reset()  # the session's fake: no fault (dead token, failing creates) outlives the test
 
 
-def chat(text: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": text}]
-
-
 def creates(fake: FakeConol) -> list[tuple[str, int | None]]:
     """(agentModel, HTTP status) of every create-session request the fake received, in order."""
     return [(r.body["agentModel"], r.status) for r in fake.requests if r.path == "/api/sessions"]
@@ -101,7 +105,7 @@ def creates(fake: FakeConol) -> list[tuple[str, int | None]]:
 
 def test_a_friendly_name_gives_the_exact_answer(team):
     fake, client = team
-    response = client.chat.completions.create(model="chat", messages=chat("[[fake:done]] hello team"))
+    response = client.chat.completions.create(model="chat", messages=user("[[fake:done]] hello team"))
     assert response.choices[0].message.content == BUILTINS["done"].final_text
     assert creates(fake) == [(agent_model("chat"), 201)]
     fields = response.choices[0].message.model_extra["provider_specific_fields"]
@@ -115,7 +119,7 @@ def test_reasoning_falls_back_to_chat_when_its_model_keeps_failing(team):
     # conol is unavailable for exactly the first try and the retries of `reasoning`.
     fake.configure(create_status=503, create_fail_times=1 + retries)
     raw = client.chat.completions.with_raw_response.create(
-        model="reasoning", messages=chat("[[fake:done]] fall back")
+        model="reasoning", messages=user("[[fake:done]] fall back")
     )
     response = raw.parse()
     assert response.choices[0].message.content == BUILTINS["done"].final_text
@@ -124,9 +128,9 @@ def test_reasoning_falls_back_to_chat_when_its_model_keeps_failing(team):
     assert raw.headers["x-litellm-model-group"] == "chat"
 
 
-def health(proxy: ProxyProcess) -> dict[str, Any]:
+def health(shipped_proxy: ProxyProcess) -> dict[str, Any]:
     response = httpx.get(
-        f"{proxy.base_url}/health", headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=60
+        f"{shipped_proxy.base_url}/health", headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=60
     )
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()
@@ -153,7 +157,7 @@ def test_a_request_claiming_the_health_check_account_still_gets_a_real_answer(te
     }
     response = client.chat.completions.create(
         model="chat",
-        messages=chat("[[fake:done]] not a probe"),
+        messages=user("[[fake:done]] not a probe"),
         extra_body={"metadata": claim, "litellm_metadata": claim},
     )
     assert response.choices[0].message.content == BUILTINS["done"].final_text
@@ -193,12 +197,12 @@ def test_the_usage_log_has_user_tokens_cost_and_session(team, usage_log):
     fake, client = team
     before = len(usage_rows(usage_log, 0))
     response = client.chat.completions.create(
-        model="chat", messages=chat("[[fake:done]] spend"), user="alice"
+        model="chat", messages=user("[[fake:done]] spend"), user="alice"
     )
     session = fake.last_session.id
     stream = client.chat.completions.create(
         model="reasoning",
-        messages=chat("[[fake:done]] spend streamed"),
+        messages=user("[[fake:done]] spend streamed"),
         user="bob",
         stream=True,
         stream_options={"include_usage": True},
@@ -239,8 +243,8 @@ def test_the_usage_log_has_user_tokens_cost_and_session(team, usage_log):
     )
 
 
-async def _one_stream(client: openai.AsyncOpenAI, text: str) -> str:
-    stream = await client.chat.completions.create(model="fast", messages=chat(text), stream=True)
+async def _one_stream(proxy_client: openai.AsyncOpenAI, text: str) -> str:
+    stream = await proxy_client.chat.completions.create(model="fast", messages=user(text), stream=True)
     parts = [chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices]
     return "".join(parts)
 
@@ -268,124 +272,3 @@ def test_200_concurrent_streams_over_two_workers_are_exact(team, team_proxy, usa
     assert len(workers) == WORKERS, (
         f"requests per worker: {[sum(r['pid'] == w for r in rows) for w in workers]}"
     )
-
-
-# --- the health check in process: the proxy's own probe of one deployment (what /health and the
-# background checks run for each deployment: messages, max_tokens, the health-check account, then
-# litellm.ahealth_check → litellm.acompletion)
-
-
-async def probe(model: str, api_base: str, api_key: str) -> dict[str, Any]:
-    from litellm.proxy.health_check import _run_model_health_check
-
-    import litellm_conol
-
-    litellm_conol.register()
-    deployment = {"litellm_params": {"model": model, "api_base": api_base, "api_key": api_key}}
-    result: dict[str, Any] = await _run_model_health_check(deployment)
-    return result
-
-
-def health_check(model: str, api_base: str, api_key: str) -> dict[str, Any]:
-    return asyncio.run(probe(model, api_base, api_key))
-
-
-def test_health_check_is_a_token_check(conol_fake):
-    assert health_check("conol/claude-haiku-4-5", conol_fake.base_url, conol_fake.token) == {}
-    assert [(r.method, r.path, r.cookie_present) for r in conol_fake.requests] == [
-        ("GET", "/api/auth/get-session", True)
-    ]
-    conol_fake.configure(revoke_token=True)
-    result = health_check("conol/claude-haiku-4-5", conol_fake.base_url, conol_fake.token)
-    assert "conol rejected the session token while checking the session token (401)" in result["error"]
-    assert result["exception"].status_code == 401
-    assert creates(conol_fake) == []
-
-
-def test_health_check_of_an_unknown_model_fails_without_a_request(conol_fake):
-    result = health_check("conol/no-such-model", conol_fake.base_url, conol_fake.token)
-    assert result["exception"].status_code == 404
-    assert conol_fake.requests == []
-
-
-async def test_a_200_without_a_session_is_a_dead_token_and_a_login_page_is_no_answer():
-    """better-auth answers get-session for a dead token with 200 ``null``; a login page is not conol."""
-    from aiohttp import web
-
-    async def null_session(request: web.Request) -> web.Response:
-        return web.json_response(None)
-
-    async def login_page(request: web.Request) -> web.Response:
-        return web.Response(text="<html><title>Sign in</title></html>", content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/null/api/auth/get-session", null_session)
-    app.router.add_get("/html/api/auth/get-session", login_page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    try:
-        dead, page = [
-            await probe("conol/claude-haiku-4-5", f"{base}/{kind}", "tok-secret") for kind in ("null", "html")
-        ]
-    finally:
-        await runner.cleanup()
-    assert dead["exception"].status_code == 401
-    assert "knows no session for the token" in dead["error"]
-    assert page["exception"].status_code == 502
-    assert "not JSON" in page["error"]
-    assert "tok-secret" not in dead["error"] + page["error"]
-
-
-# --- fork safety: nothing the handler created before a fork is used after it
-
-
-def test_sync_calls_work_in_a_child_forked_after_the_parent_used_them(conol_fake):
-    """The sync entry points run on a background loop thread; a forked child has no such thread (and
-    must not share the parent's pooled connections), so it must start its own."""
-    import signal
-
-    import litellm
-
-    import litellm_conol
-
-    litellm_conol.register()
-    kw = {"api_base": conol_fake.base_url, "api_key": conol_fake.token}
-    expected = BUILTINS["done"].final_text
-    first = litellm.completion(model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] parent"), **kw)
-    assert first.choices[0].message.content == expected
-    pid = os.fork()
-    if pid == 0:  # the child: exit code 0 only for the exact answer; SIGALRM ends a hang
-        code = 3
-        try:
-            signal.alarm(20)
-            answer = litellm.completion(
-                model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] child"), **kw
-            )
-            code = 0 if answer.choices[0].message.content == expected else 2
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert len(creates(conol_fake)) == 2
-    again = litellm.completion(model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] parent"), **kw)
-    assert again.choices[0].message.content == expected  # the parent's loop and pool still work
-
-
-def test_a_wildcard_deployment_is_checked_through_its_health_check_model(conol_fake):
-    """LiteLLM health-checks `conol/*` by picking the provider's cheapest model from its cost map, which
-    has no conol models: unhealthy, without a request. `model_info.health_check_model` names one."""
-    from litellm.proxy.health_check import _run_model_health_check
-
-    import litellm_conol
-
-    litellm_conol.register()
-    params = {"model": "conol/*", "api_base": conol_fake.base_url, "api_key": conol_fake.token}
-    bare = asyncio.run(_run_model_health_check({"litellm_params": dict(params)}))
-    assert "Unable to health check wildcard model for provider conol" in bare["error"]
-    info = {"health_check_model": "conol/claude-haiku-4-5"}
-    named = asyncio.run(_run_model_health_check({"litellm_params": dict(params), "model_info": info}))
-    assert named == {}
-    assert [r.path for r in conol_fake.requests] == ["/api/auth/get-session"]

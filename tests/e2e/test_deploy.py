@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from proxyproc import ROOT
+from support.paths import ROOT
 
 DEPLOY = ROOT / "deploy"
 

@@ -1,22 +1,26 @@
-"""Bad requests are refused with a clear 400/404 before any session is created, in the SDK and
-through the proxy (the shared proxy of ``conftest.py``, shipped config)."""
+"""Bad requests are refused through the real proxy (shared proxy of ``e2e/conftest.py``, shipped
+config) with a clear 400/404 before any session is created (SDK: integration/test_bad_input_sdk.py)."""
 
 from __future__ import annotations
 
 import httpx
 import litellm
 import pytest
-from proxyproc import MASTER_KEY
+from support.chat import MODEL
+from support.proxyproc import MASTER_KEY
 
 import litellm_conol
 from litellm_conol.core._options import MAX_PROMPT_CHARS
 
 litellm.suppress_debug_info = True
+
+
 litellm_conol.register()
+
 
 pytestmark = pytest.mark.timeout(60)
 
-MODEL = "conol/claude-haiku-4-5"
+
 HI = [{"role": "user", "content": "Hi"}]
 
 
@@ -81,7 +85,10 @@ CASES = [
         f"{MAX_PROMPT_CHARS:,}",
     ),
 ]
+
+
 IDS = [case[0] for case in CASES]
+
 
 # Shapes LiteLLM's own message validation trips over before any provider sees the request: the
 # SDK raises LiteLLM's APIConnectionError (its AttributeError/TypeError wrapped, not a 400), the
@@ -90,33 +97,19 @@ LITELLM_FIRST = [
     ("message not an object", {"messages": ["Hi"]}),
     ("content a number", {"messages": [{"role": "user", "content": 42}]}),
 ]
-EXCEPTIONS = {400: litellm.BadRequestError, 404: litellm.NotFoundError}
 
 
 def request_fields(fields: dict) -> dict:
     return {"model": MODEL, "messages": HI, **fields}
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["nonstream", "stream"])
 @pytest.mark.parametrize("name, fields, status, mentions", CASES, ids=IDS)
-async def test_sdk_refuses_before_any_session(conol_fake, name, fields, status, mentions, stream):
-    with pytest.raises(EXCEPTIONS[status]) as info:
-        response = await litellm.acompletion(
-            **request_fields(fields), stream=stream, api_base=conol_fake.base_url, api_key=conol_fake.token
-        )
-        if stream:
-            async for _ in response:
-                pass
-    assert info.value.status_code == status
-    assert mentions in str(info.value)
-    assert conol_fake.requests == [], "conol was called for a request that should have been refused"
-
-
-@pytest.mark.parametrize("name, fields, status, mentions", CASES, ids=IDS)
-def test_proxy_refuses_before_any_session(e2e, proxy, name, fields, status, mentions):
-    fake, _ = e2e  # the shared proxy's fake conol, reset for this test
+def test_proxy_refuses_before_any_session(
+    proxy_fake_and_client, shipped_proxy, name, fields, status, mentions
+):
+    fake, _ = proxy_fake_and_client  # the shared proxy's fake conol, reset for this test
     response = httpx.post(
-        f"{proxy.base_url}/v1/chat/completions",
+        f"{shipped_proxy.base_url}/v1/chat/completions",
         json=request_fields(fields),
         headers={"Authorization": f"Bearer {MASTER_KEY}"},
         timeout=60,
@@ -127,18 +120,20 @@ def test_proxy_refuses_before_any_session(e2e, proxy, name, fields, status, ment
 
 
 @pytest.mark.parametrize("name, fields", LITELLM_FIRST, ids=[case[0] for case in LITELLM_FIRST])
-async def test_shapes_litellm_refuses_first_never_create_a_session(conol_fake, e2e, proxy, name, fields):
+async def test_shapes_litellm_refuses_first_never_create_a_session(
+    conol_fake, proxy_fake_and_client, shipped_proxy, name, fields
+):
     with pytest.raises(litellm.APIConnectionError):
         await litellm.acompletion(
             **request_fields(fields), api_base=conol_fake.base_url, api_key=conol_fake.token
         )
     assert conol_fake.requests == []
     response = httpx.post(
-        f"{proxy.base_url}/v1/chat/completions",
+        f"{shipped_proxy.base_url}/v1/chat/completions",
         json=request_fields(fields),
         # LiteLLM's 500 for these would be retried with backoff: once is enough to see it
         headers={"Authorization": f"Bearer {MASTER_KEY}", "x-litellm-num-retries": "0"},
         timeout=60,
     )
     assert response.status_code in (400, 500), response.text[:500]
-    assert not [r for r in e2e[0].requests if r.method == "POST"]
+    assert not [r for r in proxy_fake_and_client[0].requests if r.method == "POST"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from fault_support import chat_body, creates
-from proxyproc import MASTER_KEY
+from support.faults import chat_body, creates
+from support.proxyproc import MASTER_KEY
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
@@ -24,18 +24,18 @@ ANSWER = BUILTINS["done"].final_text
 BODY = chat_body("conol/claude-haiku-4-5", "[[fake:done]]")
 
 
-def chat(proxy, headers: dict[str, str]) -> httpx.Response:
-    return httpx.post(f"{proxy.base_url}/v1/chat/completions", json=BODY, headers=headers, timeout=30)
+def chat(shipped_proxy, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(f"{shipped_proxy.base_url}/v1/chat/completions", json=BODY, headers=headers, timeout=30)
 
 
 @pytest.fixture
-def fake(e2e_fake: FakeConol) -> FakeConol:
-    e2e_fake.reset()
-    return e2e_fake
+def fresh_proxy_fake(proxy_fake: FakeConol) -> FakeConol:
+    proxy_fake.reset()
+    return proxy_fake
 
 
-def test_a_request_without_a_key_is_a_401(proxy, fake) -> None:
-    response = chat(proxy, {})
+def test_a_request_without_a_key_is_a_401(shipped_proxy, fresh_proxy_fake) -> None:
+    response = chat(shipped_proxy, {})
     assert response.status_code == 401
     assert response.json()["error"] == {
         "message": "Authentication Error, No api key passed in.",
@@ -43,21 +43,21 @@ def test_a_request_without_a_key_is_a_401(proxy, fake) -> None:
         "param": "None",
         "code": "401",
     }
-    assert creates(fake) == 0
+    assert creates(fresh_proxy_fake) == 0
 
 
-def test_a_key_without_bearer_is_a_401(proxy, fake) -> None:
-    response = chat(proxy, {"Authorization": MASTER_KEY})
+def test_a_key_without_bearer_is_a_401(shipped_proxy, fresh_proxy_fake) -> None:
+    response = chat(shipped_proxy, {"Authorization": MASTER_KEY})
     assert response.status_code == 401
     assert response.json()["error"]["message"] == (
         "Authentication Error, Malformed API Key passed in. Ensure Key has `Bearer ` prefix."
     )
-    assert creates(fake) == 0
+    assert creates(fresh_proxy_fake) == 0
 
 
 @pytest.mark.parametrize("key", ["sk-wrong", MASTER_KEY + "x", "not-even-sk"])
-def test_a_wrong_key_is_refused_without_a_database(proxy, fake, key: str) -> None:
-    response = chat(proxy, {"Authorization": f"Bearer {key}"})
+def test_a_wrong_key_is_refused_without_a_database(shipped_proxy, fresh_proxy_fake, key: str) -> None:
+    response = chat(shipped_proxy, {"Authorization": f"Bearer {key}"})
     assert response.status_code == 400
     assert response.json()["error"] == {
         "message": "No connected db.",
@@ -66,21 +66,21 @@ def test_a_wrong_key_is_refused_without_a_database(proxy, fake, key: str) -> Non
         "code": "400",
     }
     assert key not in response.text
-    assert creates(fake) == 0
+    assert creates(fresh_proxy_fake) == 0
 
 
 @pytest.mark.parametrize("header", ["Authorization", "x-litellm-api-key"])
-def test_the_master_key_gets_the_exact_answer(proxy, fake, header: str) -> None:
+def test_the_master_key_gets_the_exact_answer(shipped_proxy, fresh_proxy_fake, header: str) -> None:
     value = f"Bearer {MASTER_KEY}" if header == "Authorization" else MASTER_KEY
-    response = chat(proxy, {header: value})
+    response = chat(shipped_proxy, {header: value})
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == ANSWER
-    assert creates(fake) == 1
+    assert creates(fresh_proxy_fake) == 1
 
 
-def test_virtual_keys_need_the_database(proxy, fake) -> None:
+def test_virtual_keys_need_the_database(shipped_proxy, fresh_proxy_fake) -> None:
     response = httpx.post(
-        f"{proxy.base_url}/key/generate",
+        f"{shipped_proxy.base_url}/key/generate",
         json={"models": ["claude-haiku-4-5"], "max_budget": 1.0},
         headers={"Authorization": f"Bearer {MASTER_KEY}"},
         timeout=30,

@@ -7,21 +7,10 @@ import json
 
 import openai
 import pytest
+from support.weather import OPENAI_TOOL as WEATHER
+from support.weather import get_weather
 
 pytestmark = pytest.mark.timeout(120)
-
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
-
-
-def get_weather(city: str) -> str:
-    return {"Paris": "21°C and sunny"}.get(city, "unknown")
 
 
 def _run_locally(call) -> dict:
@@ -44,8 +33,8 @@ def _assistant_turn(calls) -> dict:
     }
 
 
-def test_tool_loop_non_streamed(e2e):
-    _, client = e2e
+def test_tool_loop_non_streamed(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     messages = [{"role": "user", "content": "Weather in Paris? [[fake:tool_loop]]"}]
     first = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=messages, tools=[WEATHER])
     assert first.choices[0].finish_reason == "tool_calls"
@@ -60,8 +49,8 @@ def test_tool_loop_non_streamed(e2e):
     assert final.choices[0].finish_reason == "stop"
 
 
-def _stream_turn(client, messages):
-    stream = client.chat.completions.create(
+def _stream_turn(proxy_client, messages):
+    stream = proxy_client.chat.completions.create(
         model="conol/claude-haiku-4-5", messages=messages, tools=[WEATHER], stream=True
     )
     content, calls, finish = [], {}, None
@@ -78,8 +67,8 @@ def _stream_turn(client, messages):
     return "".join(content), list(calls.values()), finish
 
 
-def test_tool_loop_streamed(e2e):
-    _, client = e2e
+def test_tool_loop_streamed(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     messages = [{"role": "user", "content": "Weather in Paris? [[fake:tool_loop]]"}]
     _, calls, finish = _stream_turn(client, messages)
     assert finish == "tool_calls"
@@ -112,10 +101,12 @@ def test_tool_loop_streamed(e2e):
     [("chat", False), ("responses", True)],
     ids=["chat-completions", "responses-streamed"],
 )
-def test_openai_agents_sdk_completes_a_tool_round_trip(e2e, proxy, front_door, streamed):
+def test_openai_agents_sdk_completes_a_tool_round_trip(
+    proxy_fake_and_client, shipped_proxy, front_door, streamed
+):
     """Through /v1/chat/completions, and through /v1/responses (the SDK's default model, a streamed run)."""
     agents = pytest.importorskip("agents")
-    from proxyproc import MASTER_KEY
+    from support.proxyproc import MASTER_KEY
 
     agents.set_tracing_disabled(True)  # no trace upload to the network
     calls: list[str] = []
@@ -126,7 +117,7 @@ def test_openai_agents_sdk_completes_a_tool_round_trip(e2e, proxy, front_door, s
         calls.append(city)
         return get_weather(city)
 
-    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0)
+    client = openai.AsyncOpenAI(base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0)
     agent = agents.Agent(
         name="weather",
         instructions="Answer weather questions with the tool.",

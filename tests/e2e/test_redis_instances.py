@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 import yaml
-from fault_support import TESTS, Outcome, chat_body, conol, creates, post_chat, proxy_config
-from proxyproc import ROOT, ProxyProcess
-from redisproc import RedisServer, require_redis_server
+from support.faults import Outcome, chat_body, conol, creates, post_chat, proxy_config
+from support.paths import ROOT, TESTS
+from support.proxyproc import ProxyProcess
+from support.redisproc import RedisServer, require_redis_server
 
 from litellm_conol.fake import BUILTINS, FakeConol
 

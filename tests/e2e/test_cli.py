@@ -11,7 +11,8 @@ import time
 import httpx
 import openai
 import pytest
-from proxyproc import ROOT, free_port, wait_until_live
+from support.paths import ROOT
+from support.proxyproc import free_port, wait_until_live
 
 from litellm_conol.fake import BUILTINS
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from weather import ANSWER, MODEL, get_weather
-from weather import RESPONSES_TOOL as WEATHER
+from support.chat import MODEL
+from support.weather import ANSWER, get_weather
+from support.weather import RESPONSES_TOOL as WEATHER
 
 from litellm_conol.fake import BUILTINS
 
@@ -23,8 +24,8 @@ def reasoning_text(item) -> str:
     return "".join(part.text for part in parts)
 
 
-def test_non_streamed_response_has_reasoning_and_the_exact_text(e2e):
-    _, client = e2e
+def test_non_streamed_response_has_reasoning_and_the_exact_text(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     response = client.responses.create(model=MODEL, input="Hi")
     assert [item.type for item in response.output] == ["reasoning", "message"]
     assert reasoning_text(response.output[0]) == HELLO.final_reasoning
@@ -33,8 +34,8 @@ def test_non_streamed_response_has_reasoning_and_the_exact_text(e2e):
     assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
 
 
-def test_streamed_response_events_carry_the_exact_text(e2e):
-    _, client = e2e
+def test_streamed_response_events_carry_the_exact_text(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     events = list(client.responses.create(model=MODEL, input="Hi", stream=True))
     kinds = [e.type for e in events]
     assert kinds[:2] == ["response.created", "response.in_progress"]
@@ -65,8 +66,8 @@ def _result_turn(question: str, call) -> list[dict]:
     ]
 
 
-def test_function_call_then_its_output_non_streamed(e2e):
-    _, client = e2e
+def test_function_call_then_its_output_non_streamed(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     question = "Weather in Paris? [[fake:tool_loop]]"
     first = client.responses.create(model=MODEL, input=question, tools=[WEATHER])
     (call,) = [item for item in first.output if item.type == "function_call"]
@@ -77,8 +78,8 @@ def test_function_call_then_its_output_non_streamed(e2e):
     assert [item.type for item in final.output if item.type != "reasoning"] == ["message"]
 
 
-def test_function_call_streamed_then_its_output_streamed(e2e):
-    _, client = e2e
+def test_function_call_streamed_then_its_output_streamed(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     question = "Weather in Paris? [[fake:tool_loop]]"
     events = list(client.responses.create(model=MODEL, input=question, tools=[WEATHER], stream=True))
     (added,) = [
@@ -102,8 +103,8 @@ def test_function_call_streamed_then_its_output_streamed(e2e):
     assert text == answer[-1].response.output_text == ANSWER
 
 
-def test_an_agent_error_mid_stream_ends_in_response_failed(e2e):
-    _, client = e2e
+def test_an_agent_error_mid_stream_ends_in_response_failed(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     events = list(client.responses.create(model=MODEL, input="[[fake:error]]", stream=True))
     text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
     assert text == BUILTINS["error"].final_text

@@ -10,21 +10,19 @@ import httpx
 import openai
 import pytest
 import yaml
-from proxyproc import MASTER_KEY, ROOT
+from support.chat import user
+from support.paths import ROOT
+from support.proxyproc import MASTER_KEY
 
 from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def chat(text: str) -> list[dict]:
-    return [{"role": "user", "content": text}]
-
-
-def test_non_streamed_answer_is_exact(e2e):
-    fake, client = e2e
+def test_non_streamed_answer_is_exact(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
     expected = BUILTINS["hello"]
-    response = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("Hi"))
+    response = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=user("Hi"))
     message = response.choices[0].message
     assert message.content == expected.final_text
     assert message.model_extra["reasoning_content"] == expected.final_reasoning
@@ -35,17 +33,17 @@ def test_non_streamed_answer_is_exact(e2e):
     assert response.usage.completion_tokens > 0 and response.usage.prompt_tokens > 0
 
 
-def test_short_model_name_from_the_config(e2e):
-    fake, client = e2e
-    response = client.chat.completions.create(model="deepseek-v4-pro", messages=chat("[[fake:done]]"))
+def test_short_model_name_from_the_config(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
+    response = client.chat.completions.create(model="deepseek-v4-pro", messages=user("[[fake:done]]"))
     assert response.choices[0].message.content == BUILTINS["done"].final_text
     assert fake.last_session.model == "deepseek/deepseek-v4-pro"
 
 
-def test_streamed_answer_is_exact_with_one_id(e2e):
-    _, client = e2e
+def test_streamed_answer_is_exact_with_one_id(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     expected = BUILTINS["hello"]
-    stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("Hi"), stream=True)
+    stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=user("Hi"), stream=True)
     content, reasoning, ids, finish = [], [], set(), None
     for chunk in stream:
         ids.add(chunk.id)
@@ -61,11 +59,11 @@ def test_streamed_answer_is_exact_with_one_id(e2e):
     assert len(ids) == 1
 
 
-def test_first_chunk_arrives_before_the_upstream_finished(e2e):
-    fake, client = e2e
+def test_first_chunk_arrives_before_the_upstream_finished(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
     # 20 snapshots 50 ms apart: a buffering provider would deliver nothing until the last one.
     text = "[[fake:long chars=2000 snapshots=20 delay=0.05]]"
-    stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat(text), stream=True)
+    stream = client.chat.completions.create(model="conol/claude-haiku-4-5", messages=user(text), stream=True)
     first_content_at = None
     pieces = []
     for chunk in stream:
@@ -81,39 +79,39 @@ def test_first_chunk_arrives_before_the_upstream_finished(e2e):
 
 
 @pytest.mark.parametrize("effort, agent_effort", [("high", "high"), ("minimal", "low"), ("medium", "medium")])
-def test_reasoning_effort_works_through_the_shipped_config(e2e, effort, agent_effort):
-    fake, client = e2e
+def test_reasoning_effort_works_through_the_shipped_config(proxy_fake_and_client, effort, agent_effort):
+    fake, client = proxy_fake_and_client
     client.chat.completions.create(
-        model="conol/claude-haiku-4-5", messages=chat("[[fake:done]]"), reasoning_effort=effort
+        model="conol/claude-haiku-4-5", messages=user("[[fake:done]]"), reasoning_effort=effort
     )
     assert fake.last_session.effort == agent_effort
 
 
-def test_options_in_extra_body_reach_conol(e2e):
-    fake, client = e2e
+def test_options_in_extra_body_reach_conol(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
     client.chat.completions.create(
-        model="conol/claude-haiku-4-5", messages=chat("[[fake:done]]"), extra_body={"timezone": "Europe/Kyiv"}
+        model="conol/claude-haiku-4-5", messages=user("[[fake:done]]"), extra_body={"timezone": "Europe/Kyiv"}
     )
     assert fake.last_session.timezone == "Europe/Kyiv"
 
 
-def test_unknown_model_is_404(e2e):
-    fake, client = e2e
+def test_unknown_model_is_404(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
     with pytest.raises(openai.NotFoundError, match="gpt-9000"):
-        client.chat.completions.create(model="conol/gpt-9000", messages=chat("Hi"))
+        client.chat.completions.create(model="conol/gpt-9000", messages=user("Hi"))
     assert fake.requests == []
 
 
-def test_agent_error_is_an_error_not_an_answer(e2e):
-    _, client = e2e
+def test_agent_error_is_an_error_not_an_answer(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     with pytest.raises(openai.InternalServerError, match="upstream model crashed"):
-        client.chat.completions.create(model="conol/claude-haiku-4-5", messages=chat("[[fake:error]]"))
+        client.chat.completions.create(model="conol/claude-haiku-4-5", messages=user("[[fake:error]]"))
 
 
-def test_agent_error_mid_stream_reaches_the_client_as_an_error(e2e):
-    _, client = e2e
+def test_agent_error_mid_stream_reaches_the_client_as_an_error(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     stream = client.chat.completions.create(
-        model="conol/claude-haiku-4-5", messages=chat("[[fake:error]]"), stream=True
+        model="conol/claude-haiku-4-5", messages=user("[[fake:error]]"), stream=True
     )
     received = []
     with pytest.raises(openai.APIError, match="upstream model crashed"):
@@ -123,14 +121,14 @@ def test_agent_error_mid_stream_reaches_the_client_as_an_error(e2e):
     assert "".join(received) == "I will try to answer, but"
 
 
-def test_spend_log_records_estimated_usage(e2e, spend_log):
-    _, client = e2e
+def test_spend_log_records_estimated_usage(proxy_fake_and_client, spend_log):
+    _, client = proxy_fake_and_client
     before = spend_log.read_text().count("\n") if spend_log.exists() else 0
     response = client.chat.completions.create(
-        model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] spend")
+        model="conol/claude-haiku-4-5", messages=user("[[fake:done]] spend")
     )
     streamed = client.chat.completions.create(
-        model="conol/claude-haiku-4-5", messages=chat("[[fake:done]] spend streamed"), stream=True
+        model="conol/claude-haiku-4-5", messages=user("[[fake:done]] spend streamed"), stream=True
     )
     for _ in streamed:
         pass
@@ -150,12 +148,12 @@ def test_spend_log_records_estimated_usage(e2e, spend_log):
     assert by_stream[True]["completion_tokens"] > 0 and by_stream[True]["prompt_tokens"] > 0
 
 
-def test_health_of_the_shipped_config_is_green_and_creates_no_session(e2e, proxy):
+def test_health_of_the_shipped_config_is_green_and_creates_no_session(proxy_fake_and_client, shipped_proxy):
     """/health probes every deployment of the shipped config, the `conol/*` wildcard included (through
     its health_check_model): each probe is a token check, never a paid session."""
-    fake, _ = e2e
+    fake, _ = proxy_fake_and_client
     answer = httpx.get(
-        f"{proxy.base_url}/health", headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=60
+        f"{shipped_proxy.base_url}/health", headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=60
     ).json()
     assert answer["unhealthy_endpoints"] == []
     shipped = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())["model_list"]

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import anthropic
 import pytest
-from proxyproc import MASTER_KEY
-from weather import ANSWER, MODEL, RESULT
-from weather import ANTHROPIC_TOOL as WEATHER
+from support.chat import MODEL, user
+from support.proxyproc import MASTER_KEY
+from support.weather import ANSWER, RESULT
+from support.weather import ANTHROPIC_TOOL as WEATHER
 
 from litellm_conol.fake import BUILTINS
 
@@ -19,14 +20,12 @@ TOOL_CALL = BUILTINS["tool_call"].tool_calls[0]
 
 
 @pytest.fixture
-def claude(e2e_fake, proxy):
-    e2e_fake.reset()
-    with anthropic.Anthropic(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
+def claude(proxy_fake, shipped_proxy):
+    proxy_fake.reset()
+    with anthropic.Anthropic(
+        base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
+    ) as c:
         yield c
-
-
-def ask(text: str) -> list[dict]:
-    return [{"role": "user", "content": text}]
 
 
 def blocks(message) -> list[tuple]:
@@ -39,14 +38,14 @@ def blocks(message) -> list[tuple]:
     return [shapes[block.type](block) for block in message.content]
 
 
-def test_count_tokens_answers_without_a_conol_session(claude, e2e_fake):
-    counted = claude.messages.count_tokens(model=MODEL, messages=ask("Hello there, how are you today?"))
+def test_count_tokens_answers_without_a_conol_session(claude, proxy_fake):
+    counted = claude.messages.count_tokens(model=MODEL, messages=user("Hello there, how are you today?"))
     assert counted.input_tokens > 0
-    assert e2e_fake.requests == []
+    assert proxy_fake.requests == []
 
 
 def test_non_streamed_message_has_thinking_and_exact_text(claude):
-    message = claude.messages.create(model=MODEL, max_tokens=256, messages=ask("Hi"))
+    message = claude.messages.create(model=MODEL, max_tokens=256, messages=user("Hi"))
     assert blocks(message) == [("thinking", HELLO.final_reasoning), ("text", HELLO.final_text)]
     assert message.stop_reason == "end_turn"
     assert message.role == "assistant"
@@ -54,7 +53,7 @@ def test_non_streamed_message_has_thinking_and_exact_text(claude):
 
 
 def test_streamed_message_is_the_anthropic_event_sequence_with_exact_text(claude):
-    with claude.messages.stream(model=MODEL, max_tokens=256, messages=ask("Hi")) as stream:
+    with claude.messages.stream(model=MODEL, max_tokens=256, messages=user("Hi")) as stream:
         events = list(stream)
         final = stream.get_final_message()
     kinds = [e.type for e in events if e.type not in ("text", "thinking", "signature", "input_json")]
@@ -94,7 +93,7 @@ def _tool_result_turn(first) -> list[dict]:
 
 
 def test_tool_use_then_tool_result_non_streamed(claude):
-    messages = ask("Weather in Paris? [[fake:tool_loop]]")
+    messages = user("Weather in Paris? [[fake:tool_loop]]")
     first = claude.messages.create(model=MODEL, max_tokens=256, messages=messages, tools=[WEATHER])
     assert first.stop_reason == "tool_use"
     assert [b for b in blocks(first) if b[0] == "tool_use"] == [
@@ -108,7 +107,7 @@ def test_tool_use_then_tool_result_non_streamed(claude):
 
 
 def test_tool_use_streamed_is_one_block_with_the_exact_input_and_nothing_after_it(claude):
-    messages = ask("Weather in Paris? [[fake:text_and_tool]]")
+    messages = user("Weather in Paris? [[fake:text_and_tool]]")
     with claude.messages.stream(model=MODEL, max_tokens=256, messages=messages, tools=[WEATHER]) as stream:
         events = list(stream)
         first = stream.get_final_message()
@@ -124,7 +123,7 @@ def test_tool_use_streamed_is_one_block_with_the_exact_input_and_nothing_after_i
 
 
 def test_tool_result_turn_streamed(claude):
-    messages = ask("Weather in Paris? [[fake:tool_loop]]")
+    messages = user("Weather in Paris? [[fake:tool_loop]]")
     with claude.messages.stream(model=MODEL, max_tokens=256, messages=messages, tools=[WEATHER]) as stream:
         first = stream.get_final_message()
     assert first.stop_reason == "tool_use"
@@ -143,7 +142,7 @@ def test_an_agent_error_mid_stream_is_an_anthropic_error_event_not_a_short_answe
     text = []
     with (
         pytest.raises(anthropic.APIError, match="upstream model crashed"),
-        claude.messages.stream(model=MODEL, max_tokens=256, messages=ask("[[fake:error]]")) as stream,
+        claude.messages.stream(model=MODEL, max_tokens=256, messages=user("[[fake:error]]")) as stream,
     ):
         for event in stream:
             if event.type == "content_block_delta" and event.delta.type == "text_delta":
@@ -151,7 +150,7 @@ def test_an_agent_error_mid_stream_is_an_anthropic_error_event_not_a_short_answe
     assert "".join(text) == BUILTINS["error"].final_text
 
 
-def test_a_claude_code_style_request_thinking_enabled_is_accepted_and_sets_the_effort(claude, e2e_fake):
+def test_a_claude_code_style_request_thinking_enabled_is_accepted_and_sets_the_effort(claude, proxy_fake):
     """What Claude Code sends: system blocks with cache_control, extended thinking, metadata, tool_choice."""
     message = claude.messages.create(
         model=MODEL,
@@ -169,4 +168,4 @@ def test_a_claude_code_style_request_thinking_enabled_is_accepted_and_sets_the_e
         ("thinking", BUILTINS["tool_call"].final_reasoning),
         ("tool_use", TOOL_CALL.name, TOOL_CALL.arguments),
     ]
-    assert e2e_fake.last_session.effort == "max"
+    assert proxy_fake.last_session.effort == "max"

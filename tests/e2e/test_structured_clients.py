@@ -10,13 +10,13 @@ import json
 import openai
 import pydantic
 import pytest
-from proxyproc import MASTER_KEY
+from support.chat import MODEL, ask, user
+from support.proxyproc import MASTER_KEY
 
 from litellm_conol.fake._library import PERSON
 
 pytestmark = pytest.mark.timeout(120)
 
-MODEL = "conol/claude-haiku-4-5"
 ADA = {"name": "Ada Lovelace", "age": 36}
 assert ADA == PERSON  # the fake's default answer
 
@@ -26,14 +26,14 @@ class Person(pydantic.BaseModel):
     age: int
 
 
-def ask(scenario: str) -> list[dict]:
-    return [{"role": "user", "content": f"Who wrote the first program? [[fake:{scenario}]]"}]
+def asking(scenario: str) -> list[dict]:
+    return user(f"Who wrote the first program? [[fake:{scenario}]]")
 
 
-def test_parse_returns_the_model_after_a_repair_turn(e2e):
-    fake, client = e2e
+def test_parse_returns_the_model_after_a_repair_turn(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
     completion = client.chat.completions.parse(
-        model=MODEL, messages=ask("json_schema_repair"), response_format=Person
+        model=MODEL, messages=asking("json_schema_repair"), response_format=Person
     )
     message = completion.choices[0].message
     assert message.parsed == Person(**ADA)
@@ -44,11 +44,11 @@ def test_parse_returns_the_model_after_a_repair_turn(e2e):
     assert completion.usage.total_tokens > 0
 
 
-def test_stream_sends_only_the_validated_json(e2e):
-    _, client = e2e
+def test_stream_sends_only_the_validated_json(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     contents: list[str] = []
     with client.chat.completions.stream(
-        model=MODEL, messages=ask("json_repair"), response_format=Person
+        model=MODEL, messages=asking("json_repair"), response_format=Person
     ) as stream:
         for event in stream:
             if event.type == "content.delta":
@@ -63,12 +63,12 @@ def test_stream_sends_only_the_validated_json(e2e):
 NO_ROUTER_RETRIES = {"x-litellm-num-retries": "0"}
 
 
-def test_a_never_valid_answer_is_a_502_not_a_success(e2e):
-    fake, client = e2e
+def test_a_never_valid_answer_is_a_502_not_a_success(proxy_fake_and_client):
+    fake, client = proxy_fake_and_client
     with pytest.raises(openai.APIStatusError) as caught:
         client.chat.completions.parse(
             model=MODEL,
-            messages=ask("json_never_valid"),
+            messages=asking("json_never_valid"),
             response_format=Person,
             extra_body={"max_repair_turns": 1},
             extra_headers=NO_ROUTER_RETRIES,
@@ -78,13 +78,13 @@ def test_a_never_valid_answer_is_a_502_not_a_success(e2e):
     assert len(fake.sessions) == 2
 
 
-def test_a_never_valid_stream_ends_in_an_error_without_content(e2e):
-    _, client = e2e
+def test_a_never_valid_stream_ends_in_an_error_without_content(proxy_fake_and_client):
+    _, client = proxy_fake_and_client
     contents: list[str] = []
     with pytest.raises(openai.APIStatusError, match="failed validation") as caught:
         stream = client.chat.completions.create(
             model=MODEL,
-            messages=ask("json_never_valid"),
+            messages=asking("json_never_valid"),
             response_format={"type": "json_object"},
             extra_body={"max_repair_turns": 0},
             extra_headers=NO_ROUTER_RETRIES,
@@ -98,7 +98,7 @@ def test_a_never_valid_stream_ends_in_an_error_without_content(e2e):
 
 
 @pytest.mark.parametrize("mode", ["TOOLS", "JSON"])
-def test_instructor_tools_and_json_modes(e2e, mode):
+def test_instructor_tools_and_json_modes(proxy_fake_and_client, mode):
     """instructor itself (``instructor.from_openai``) in its default TOOLS mode (one tool named after
     the model, forced by tool_choice) and in JSON mode (json_object + the schema in a message).
 
@@ -107,7 +107,7 @@ def test_instructor_tools_and_json_modes(e2e, mode):
     the newer jiter."""
     import instructor
 
-    fake, client = e2e
+    fake, client = proxy_fake_and_client
     patched = instructor.from_openai(client, mode=getattr(instructor.Mode, mode))
     scenario = (
         "json_repair"
@@ -123,10 +123,10 @@ def test_instructor_tools_and_json_modes(e2e, mode):
     assert len(fake.sessions) == 2
 
 
-def test_openai_agents_output_type(e2e, proxy):
+def test_openai_agents_output_type(proxy_fake_and_client, shipped_proxy):
     agents = pytest.importorskip("agents")
     agents.set_tracing_disabled(True)  # no trace upload to the network
-    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0)
+    client = openai.AsyncOpenAI(base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0)
     agent = agents.Agent(
         name="biographer",
         instructions="Answer with the person.",
@@ -155,11 +155,11 @@ def test_openai_agents_output_type(e2e, proxy):
         ),
     ],
 )
-def test_langchain_with_structured_output(e2e, proxy, method, scenario):
+def test_langchain_with_structured_output(proxy_fake_and_client, shipped_proxy, method, scenario):
     langchain_openai = pytest.importorskip("langchain_openai")
-    fake, _ = e2e
+    fake, _ = proxy_fake_and_client
     llm = langchain_openai.ChatOpenAI(
-        model=MODEL, base_url=f"{proxy.base_url}/v1", api_key=MASTER_KEY, max_retries=0, timeout=60
+        model=MODEL, base_url=f"{shipped_proxy.base_url}/v1", api_key=MASTER_KEY, max_retries=0, timeout=60
     )
     structured = llm.with_structured_output(Person, method=method)
     assert structured.invoke(f"Who wrote the first program? [[fake:{scenario}]]") == Person(**ADA)

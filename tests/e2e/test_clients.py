@@ -1,6 +1,7 @@
 """Clients users already run, end to end through the real proxy (shipped config, fake conol): the async
-openai SDK, LangChain's ``ChatOpenAI``, plain HTTP with hand-parsed SSE; and ``litellm.Router`` in code.
-(Sync openai SDK: test_proxy.py; tools and openai-agents: test_proxy_tools.py; async Router: test_router.py.)"""
+openai SDK, LangChain's ``ChatOpenAI``, plain HTTP with hand-parsed SSE.
+(Sync openai SDK: test_proxy.py; tools and openai-agents: test_proxy_tools.py; Router in code:
+tests/integration/test_router_in_code.py.)"""
 
 from __future__ import annotations
 
@@ -8,55 +9,61 @@ import asyncio
 import json
 
 import httpx
-import litellm
 import openai
 import pytest
-from proxyproc import MASTER_KEY
-from weather import ANSWER, MODEL, get_weather
+from support.chat import MODEL, user
+from support.proxyproc import MASTER_KEY
+from support.weather import ANSWER, get_weather
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS
 
 litellm_conol.register()
 
+
 pytestmark = pytest.mark.timeout(120)
 
+
 HELLO = BUILTINS["hello"]
+
+
 DONE = BUILTINS["done"]
+
+
 CALL = BUILTINS["tool_call"].tool_calls[0]
-
-
-def ask(text: str) -> list[dict]:
-    return [{"role": "user", "content": text}]
 
 
 # --- openai SDK, async --------------------------------------------------------------------------
 
 
-async def test_async_openai_non_streamed_and_streamed(e2e, proxy):
+async def test_async_openai_non_streamed_and_streamed(proxy_fake_and_client, shipped_proxy):
     async with openai.AsyncOpenAI(
-        base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
+        base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
     ) as client:
-        response = await client.chat.completions.create(model=MODEL, messages=ask("Hi"))
+        response = await client.chat.completions.create(model=MODEL, messages=user("Hi"))
         assert response.choices[0].message.content == HELLO.final_text
         assert response.choices[0].message.model_extra["reasoning_content"] == HELLO.final_reasoning
 
-        stream = await client.chat.completions.create(model=MODEL, messages=ask("[[fake:done]]"), stream=True)
+        stream = await client.chat.completions.create(
+            model=MODEL, messages=user("[[fake:done]]"), stream=True
+        )
         chunks = [chunk async for chunk in stream]
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == DONE.final_text
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert len({c.id for c in chunks}) == 1
 
 
-async def test_async_openai_concurrent_streams_each_get_their_own_answer(e2e, proxy):
+async def test_async_openai_concurrent_streams_each_get_their_own_answer(
+    proxy_fake_and_client, shipped_proxy
+):
     prompts = [f"[[fake:echo]] stream number {n}, with its own text" for n in range(4)]
 
-    async def streamed(client: openai.AsyncOpenAI, prompt: str) -> str:
-        stream = await client.chat.completions.create(model=MODEL, messages=ask(prompt), stream=True)
+    async def streamed(proxy_client: openai.AsyncOpenAI, prompt: str) -> str:
+        stream = await proxy_client.chat.completions.create(model=MODEL, messages=user(prompt), stream=True)
         return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
 
     async with openai.AsyncOpenAI(
-        base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
+        base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
     ) as client:
         answers = await asyncio.gather(*(streamed(client, p) for p in prompts))
     assert answers == [BUILTINS["echo"].expected_for(p).final_text for p in prompts]
@@ -65,16 +72,16 @@ async def test_async_openai_concurrent_streams_each_get_their_own_answer(e2e, pr
 # --- plain HTTP, SSE parsed by hand (what curl shows) -------------------------------------------
 
 
-def test_raw_http_sse_stream(e2e, proxy):
+def test_raw_http_sse_stream(proxy_fake_and_client, shipped_proxy):
     body = {
         "model": MODEL,
-        "messages": ask("Hi"),
+        "messages": user("Hi"),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
     headers = {"Authorization": f"Bearer {MASTER_KEY}"}
     with httpx.stream(
-        "POST", f"{proxy.base_url}/v1/chat/completions", json=body, headers=headers, timeout=60
+        "POST", f"{shipped_proxy.base_url}/v1/chat/completions", json=body, headers=headers, timeout=60
     ) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
@@ -93,7 +100,10 @@ def test_raw_http_sse_stream(e2e, proxy):
     assert [f for f in finishes if f] == ["stop"]
     # usage rides on the last chunk, and is the same estimate as the non-streamed answer's
     whole = httpx.post(
-        f"{proxy.base_url}/v1/chat/completions", json={**body, "stream": False}, headers=headers, timeout=60
+        f"{shipped_proxy.base_url}/v1/chat/completions",
+        json={**body, "stream": False},
+        headers=headers,
+        timeout=60,
     ).json()
     usage = chunks[-1]["usage"]
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (
@@ -103,11 +113,11 @@ def test_raw_http_sse_stream(e2e, proxy):
     assert usage["completion_tokens"] > 0
 
 
-def test_raw_http_non_streamed(e2e, proxy):
+def test_raw_http_non_streamed(proxy_fake_and_client, shipped_proxy):
     headers = {"Authorization": f"Bearer {MASTER_KEY}"}
     r = httpx.post(
-        f"{proxy.base_url}/v1/chat/completions",
-        json={"model": MODEL, "messages": ask("[[fake:done]]")},
+        f"{shipped_proxy.base_url}/v1/chat/completions",
+        json={"model": MODEL, "messages": user("[[fake:done]]")},
         headers=headers,
         timeout=60,
     )
@@ -122,11 +132,16 @@ def test_raw_http_non_streamed(e2e, proxy):
 
 
 @pytest.fixture
-def chat_openai(e2e, proxy):
+def chat_openai(proxy_fake_and_client, shipped_proxy):
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
-        model=MODEL, base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60, stream_usage=True
+        model=MODEL,
+        base_url=shipped_proxy.base_url,
+        api_key=MASTER_KEY,
+        max_retries=0,
+        timeout=60,
+        stream_usage=True,
     )
 
 
@@ -158,27 +173,3 @@ def test_langchain_bind_tools_and_the_tool_message_turn(chat_openai):
     (call,) = first.tool_calls
     result = ToolMessage(get_weather(**call["args"]), tool_call_id=call["id"])
     assert llm.invoke([question, first, result]).content == ANSWER
-
-
-# --- litellm.Router in code, sync (the async Router is in test_router.py) ------------------------
-
-
-def test_router_in_code_sync_non_streamed_and_streamed(conol_fake):
-    router = litellm.Router(
-        model_list=[
-            {
-                "model_name": "conol-haiku",
-                "litellm_params": {
-                    "model": MODEL,
-                    "api_base": conol_fake.base_url,
-                    "api_key": conol_fake.token,
-                },
-            }
-        ]
-    )
-    response = router.completion(model="conol-haiku", messages=ask("[[fake:done]]"))
-    assert response.choices[0].message.content == DONE.final_text
-    chunks = list(router.completion(model="conol-haiku", messages=ask("[[fake:done]]"), stream=True))
-    assert "".join(c.choices[0].delta.content or "" for c in chunks) == DONE.final_text
-    assert len({c.id for c in chunks}) == 1
-    assert conol_fake.last_session.model == "claude-haiku-4-5"
