@@ -10,7 +10,7 @@ import json
 import openai
 import pydantic
 import pytest
-from support.chat import MODEL, ask, user
+from support.chat import MODEL, user
 from support.proxyproc import MASTER_KEY
 
 from litellm_conol.fake._library import PERSON
@@ -115,7 +115,7 @@ def test_instructor_tools_and_json_modes(proxy_fake_and_client, mode):
         else 'tool_args_invalid name=Person json={"name":"Ada%20Lovelace","age":36} bad={"name":"Ada%20Lovelace"}'
     )
     person = patched.chat.completions.create(
-        model=MODEL, messages=ask(scenario), response_model=Person, max_retries=0
+        model=MODEL, messages=asking(scenario), response_model=Person, max_retries=0
     )
     assert (type(person).__name__, person.model_dump()) == ("Person", ADA)
     # Each mode's first answer was invalid (broken JSON; arguments missing "age"): our repair turn,

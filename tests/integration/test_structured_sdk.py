@@ -111,7 +111,7 @@ async def test_an_answer_repaired_in_one_turn_on_every_path(path, kw, conol_fake
     ("scenario", "turns"), [("json_valid", 1), ("json_fenced", 1), ("json_schema_repair", 2)]
 )
 async def test_valid_fenced_and_schema_repaired_answers(path, scenario, turns, kw):
-    got = await call(path, ask(scenario, response_format=Person, **kw))
+    got = await call(path, asking(scenario, response_format=Person, **kw))
     assert (got["content"], got["finish"], got["fields"]["turns"]) == (PERSON_TEXT, "stop", turns)
 
 
