@@ -53,8 +53,10 @@ redis-server:
 			"the Redis tests will skip (and fail under CI=true)"; \
 	fi
 
+# The unit tier (tests/README.md): no sockets, no subprocesses, under 15 s. The property tests run
+# fewer examples here (CONOL_FUZZ_EXAMPLES); `make test` runs them in full.
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests/test_core.py $(PYTEST_ARGS)
+	CONOL_FUZZ_EXAMPLES=$${CONOL_FUZZ_EXAMPLES:-20} $(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import pytest
-from events import delta, msg, snapshots, stage
+from support.events import delta, msg, snapshots, stage
 
 from litellm_conol.client import SessionRun
 from litellm_conol.core import (

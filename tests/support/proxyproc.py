@@ -1,0 +1,83 @@
+"""Start the real LiteLLM proxy as a subprocess for end-to-end tests, and always clean it up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from support.paths import ROOT
+
+MASTER_KEY = "sk-test-master"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_live(base_url: str, process: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Until the proxy at ``base_url`` answers its liveness probe; fails if ``process`` exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"proxy exited with {process.returncode}")
+        try:
+            if httpx.get(f"{base_url}/health/liveliness", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"proxy not ready after {timeout} s")
+
+
+class ProxyProcess:
+    def __init__(self, *, config: Path, env: dict[str, str], log_path: Path, args: list[str] | None = None):
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        full_env = {
+            **os.environ,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "LITELLM_MASTER_KEY": MASTER_KEY,
+            **env,
+        }
+        command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
+        command += ["--host", "127.0.0.1", "--port", str(self.port), *(args or [])]
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            command,
+            env=full_env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        try:
+            wait_until_live(self.base_url, self.process, timeout)
+        except (RuntimeError, TimeoutError) as exc:
+            self.stop()
+            raise type(exc)(f"{exc}:\n{self.log()[-4000:]}") from None
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=5)
+        self._log.close()
