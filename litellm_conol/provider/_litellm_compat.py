@@ -110,10 +110,10 @@ def list_wildcard_models(provider: str, models: Callable[[], list[str]]) -> None
         return
 
     @functools.wraps(original)
-    def get_provider_models(provider_name: str, *args: Any, **kwargs: Any) -> list[str] | None:
-        if provider_name == provider:
+    def get_provider_models(*args: Any, **kwargs: Any) -> list[str] | None:
+        if kwargs.get("provider", args[0] if args else None) == provider:
             return models()
-        result: list[str] | None = original(provider_name, *args, **kwargs)
+        result: list[str] | None = original(*args, **kwargs)
         return result
 
     mark_wrapped(get_provider_models)
