@@ -92,9 +92,12 @@ def _info(entry: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
         if wanted is None:
             known = ", ".join(INFO_FIELDS)
             raise ValueError(f"catalog model {entry.get('id')!r}: unknown field {name!r} (known: {known})")
-        ok = isinstance(value, bool) if wanted is bool else type(value) in (int, float) and wanted is not bool
-        if not ok or (wanted is int and not isinstance(value, int)):
-            raise ValueError(f"catalog model {entry.get('id')!r}: {name} must be {wanted.__name__}, not {value!r}")
+        # exact types: a JSON ``true`` is no token count, and ``1`` no flag
+        ok = type(value) is wanted if wanted is not float else type(value) in (int, float)
+        if not ok:
+            raise ValueError(
+                f"catalog model {entry.get('id')!r}: {name} must be {wanted.__name__}, not {value!r}"
+            )
         pairs.append((name, float(value) if wanted is float else value))
     return tuple(pairs)
 

@@ -105,7 +105,7 @@ def list_wildcard_models(provider: str, models: Callable[[], list[str]]) -> None
     module = sys.modules.get(_PROXY_MODEL_CHECKS)
     if module is None:
         return
-    original = module.get_provider_models
+    original = getattr(module, "get_provider_models")  # noqa: B009  (a module mypy does not follow)
     if is_wrapped(original):
         return
 
@@ -117,4 +117,4 @@ def list_wildcard_models(provider: str, models: Callable[[], list[str]]) -> None
         return result
 
     mark_wrapped(get_provider_models)
-    module.get_provider_models = get_provider_models
+    setattr(module, "get_provider_models", get_provider_models)  # noqa: B010

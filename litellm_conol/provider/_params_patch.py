@@ -6,9 +6,10 @@ LiteLLM checks a custom provider's OpenAI params against a generic list without
 ``agentEffort``; the proxy's ``/v1/messages`` passes ``thinking`` on for ``conol/claude-…``), so for
 the ``conol`` provider only we add them to ``allowed_openai_params`` — exactly what a user would
 pass by hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so
-wrapping it there (and on its public names, for direct callers) covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so
-this module). Every other provider's call passes through untouched (tests/unit/test_params_patch.py
-proves identical results and errors with and without the wrap).
+wrapping it there (and on its public names, for direct callers) covers the SDK and the proxy
+(which imports ``litellm_conol.conol_llm``, and so this module). Every other provider's call
+passes through untouched (tests/unit/test_params_patch.py proves identical results and errors
+with and without the wrap).
 
 LiteLLM also folds ``max_completion_tokens`` into ``max_tokens`` (the latter is lost when both are
 given); the wrapper hands both to the handler as the caller sent them, which enforces the smaller.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ._litellm_compat import optional_params_modules, extend_supported_params, is_wrapped, mark_wrapped
+from ._litellm_compat import extend_supported_params, is_wrapped, mark_wrapped, optional_params_modules
 
 PROVIDER = "conol"
 ALLOWED_EXTRA_PARAMS = ("reasoning_effort", "thinking")
@@ -55,4 +56,4 @@ def allow_extra_params() -> None:
 
     mark_wrapped(get_optional_params)
     for module in modules:
-        module.get_optional_params = get_optional_params
+        setattr(module, "get_optional_params", get_optional_params)  # noqa: B010  (litellm: no stubs)

@@ -28,7 +28,11 @@ def model_map_proxy(tmp_path_factory):
     config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
     config["litellm_settings"]["callbacks"] = ["spend_logger.spend_recorder"]
     config["model_list"].append(
-        {"model_name": "priced-haiku", "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICED}
+        {
+            "model_name": "priced-haiku",
+            "litellm_params": {"model": "conol/claude-haiku-4-5"},
+            "model_info": PRICED,
+        }
     )
     path = folder / "config.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -82,7 +86,9 @@ def test_the_wildcard_deployment_lists_the_catalog_on_v1_models(model_map_proxy)
     assert {f"conol/{model.id}" for model in default_catalog().models} <= listed
 
 
-@pytest.mark.parametrize(("model", "prices"), [("claude-haiku-4-5", (1e-06, 5e-06)), ("priced-haiku", (4e-06, 8e-06))])
+@pytest.mark.parametrize(
+    ("model", "prices"), [("claude-haiku-4-5", (1e-06, 5e-06)), ("priced-haiku", (4e-06, 8e-06))]
+)
 def test_spend_is_tokens_times_the_catalog_or_deployment_price(model_map_proxy, model, prices):
     proxy, spend = model_map_proxy
     before = len(_spend_rows(spend, 0))
@@ -93,4 +99,6 @@ def test_spend_is_tokens_times_the_catalog_or_deployment_price(model_map_proxy, 
     assert (row["prompt_tokens"], row["completion_tokens"]) == (usage.prompt_tokens, usage.completion_tokens)
     expected = usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]
     assert row["response_cost"] == pytest.approx(expected)
-    print(f"proxy spend {model}: {row['response_cost']!r} for {usage.prompt_tokens}+{usage.completion_tokens} tokens")
+    print(
+        f"proxy spend {model}: {row['response_cost']!r} for {usage.prompt_tokens}+{usage.completion_tokens} tokens"
+    )

@@ -55,7 +55,8 @@ WEATHER_TOOL = {
 def scenario(scenario_name: str, /, **params: object) -> str:
     """The marker that makes the fake answer as a model would (JSON values percent-encoded)."""
     pairs = "".join(
-        f" {k}={quote(v if isinstance(v, str) else json.dumps(v, separators=(',', ':')))}" for k, v in params.items()
+        f" {k}={quote(v if isinstance(v, str) else json.dumps(v, separators=(',', ':')))}"
+        for k, v in params.items()
     )
     return f" [[fake:{scenario_name}{pairs}]]"
 
@@ -105,7 +106,9 @@ def test_tool_call_with_property_type_array(base_args):
             "description": "Get information about a show by its ID or name",
             "parameters": {
                 "type": "object",
-                "properties": {"shoe_id": {"type": ["string", "number"], "description": "The shoe ID or name"}},
+                "properties": {
+                    "shoe_id": {"type": ["string", "number"], "description": "The shoe ID or name"}
+                },
                 "required": ["shoe_id"],
                 "additionalProperties": False,
                 "$schema": "http://json-schema.org/draft-07/schema#",
@@ -176,15 +179,21 @@ def test_url_context():
 
 @pytest.mark.parametrize("sync_mode", [True, False])
 def test_pdf_handling(sync_mode):
-    skip_unless(litellm.utils.supports_pdf_input(MODEL, None), "conol takes no PDF input (no file upload path)")
+    skip_unless(
+        litellm.utils.supports_pdf_input(MODEL, None), "conol takes no PDF input (no file upload path)"
+    )
 
 
 def test_async_pdf_handling_with_file_id():
-    skip_unless(litellm.utils.supports_pdf_input(MODEL, None), "conol takes no PDF input (no file upload path)")
+    skip_unless(
+        litellm.utils.supports_pdf_input(MODEL, None), "conol takes no PDF input (no file upload path)"
+    )
 
 
 def test_file_data_unit_test():
-    skip_unless(litellm.utils.supports_pdf_input(MODEL, None), "conol takes no PDF input (no file upload path)")
+    skip_unless(
+        litellm.utils.supports_pdf_input(MODEL, None), "conol takes no PDF input (no file upload path)"
+    )
 
 
 def test_message_with_name(base_args):
@@ -197,7 +206,9 @@ JSON_MESSAGES = [
     {
         "role": "user",
         "content": "Respond with this in json. city=San Francisco, state=CA, weather=sunny, temp=60"
-        + scenario("json_valid", json={"city": "San Francisco", "state": "CA", "weather": "sunny", "temp": 60}),
+        + scenario(
+            "json_valid", json={"city": "San Francisco", "state": "CA", "weather": "sunny", "temp": 60}
+        ),
     },
 ]
 
@@ -212,7 +223,11 @@ def test_json_response_format(base_args, response_format):
 def test_response_format_type_text_with_tool_calls_no_tool_choice(base_args):
     messages = [{"role": "user", "content": "What's the weather like in Boston today?"}]
     response = litellm.completion(
-        **base_args, messages=messages, response_format={"type": "text"}, tools=[WEATHER_TOOL], drop_params=True
+        **base_args,
+        messages=messages,
+        response_format={"type": "text"},
+        tools=[WEATHER_TOOL],
+        drop_params=True,
     )
     assert response is not None
 
@@ -235,7 +250,11 @@ def test_json_response_pydantic_obj(base_args):
     assert litellm.utils.supports_response_schema(MODEL, None) is True
     messages = [
         {"role": "system", "content": "You are a helpful assistant."},
-        {"role": "user", "content": "What is the capital of France?" + scenario("json_valid", json={"first_response": "Paris"})},
+        {
+            "role": "user",
+            "content": "What is the capital of France?"
+            + scenario("json_valid", json={"first_response": "Paris"}),
+        },
     ]
     res = litellm.completion(**base_args, messages=messages, response_format=TestModel, timeout=5)
     assert res.choices[0].message.content is not None
@@ -258,7 +277,12 @@ class EventsList(BaseModel):
 
 
 EVENTS = {"events": [{"name": "Battle of Waterloo", "date": "1815-06-18", "participants": ["Wellington"]}]}
-EVENTS_MESSAGES = [{"role": "user", "content": "List 5 important events in the XIX century" + scenario("json_valid", json=EVENTS)}]
+EVENTS_MESSAGES = [
+    {
+        "role": "user",
+        "content": "List 5 important events in the XIX century" + scenario("json_valid", json=EVENTS),
+    }
+]
 
 
 def test_json_response_nested_pydantic_obj(base_args):
@@ -272,7 +296,9 @@ def test_json_response_nested_json_schema(base_args):
     from litellm.llms.base_llm.base_utils import type_to_response_format_param
 
     response_format = type_to_response_format_param(EventsList)
-    res = litellm.completion(**base_args, messages=EVENTS_MESSAGES, response_format=response_format, timeout=60)
+    res = litellm.completion(
+        **base_args, messages=EVENTS_MESSAGES, response_format=response_format, timeout=60
+    )
     assert res.choices[0].message.content is not None
     assert res.choices[0].message.tool_calls is None
 
@@ -327,12 +353,16 @@ def test_image_url_string():
 
 
 def test_prompt_caching():
-    skip_unless(litellm.utils.supports_prompt_caching(MODEL, None), "conol has no prompt caching (no cache_control)")
+    skip_unless(
+        litellm.utils.supports_prompt_caching(MODEL, None), "conol has no prompt caching (no cache_control)"
+    )
 
 
 def test_empty_tools(base_args):
     assert litellm.utils.supports_function_calling(MODEL, None) is True
-    response = litellm.completion(**base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], tools=[])
+    response = litellm.completion(
+        **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], tools=[]
+    )
     assert response is not None
 
 
@@ -366,12 +396,17 @@ def test_basic_tool_calling(base_args):
 
 
 async def test_completion_cost(base_args):
-    response = await litellm.acompletion(**base_args, messages=[{"role": "user", "content": "Hello, how are you?"}])
+    response = await litellm.acompletion(
+        **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}]
+    )
     assert response._hidden_params["response_cost"] > 0
     # and it is the catalog's estimate: tokens x price
     info = litellm.get_model_info(MODEL)
     usage = response.usage
-    expected = usage.prompt_tokens * info["input_cost_per_token"] + usage.completion_tokens * info["output_cost_per_token"]
+    expected = (
+        usage.prompt_tokens * info["input_cost_per_token"]
+        + usage.completion_tokens * info["output_cost_per_token"]
+    )
     assert response._hidden_params["response_cost"] == pytest.approx(expected)
     assert litellm.completion_cost(response) == pytest.approx(expected)
 
@@ -394,7 +429,9 @@ def test_function_calling_with_tool_response(base_args):
                     "$id": "https://some/internal/name",
                     "$schema": "https://json-schema.org/draft-07/schema",
                     "type": "object",
-                    "properties": {"city": {"type": "string", "description": "The city to get the weather for"}},
+                    "properties": {
+                        "city": {"type": "string", "description": "The city to get the weather for"}
+                    },
                     "required": ["city"],
                     "additionalProperties": False,
                 },
@@ -420,7 +457,11 @@ def test_function_calling_with_tool_response(base_args):
             city = json.loads(tool_call.function.arguments)["city"]
             messages.append({"role": "assistant", "tool_calls": [tool_call], "content": None})
             messages.append(
-                {"role": "tool", "tool_call_id": tool_call.id, "content": f"City: {city}, Weather: Sunny with 34 degree Celcius"}
+                {
+                    "role": "tool",
+                    "tool_call_id": tool_call.id,
+                    "content": f"City: {city}, Weather: Sunny with 34 degree Celcius",
+                }
             )
         iteration += 1
     assert response == "The weather in Paris is City: Paris, Weather: Sunny with 34 degree Celcius."
@@ -429,7 +470,9 @@ def test_function_calling_with_tool_response(base_args):
 def test_reasoning_effort(base_args):
     assert litellm.utils.supports_reasoning(MODEL, None) is True
     _, provider, _, _ = litellm.get_llm_provider(model=MODEL)
-    optional_params = litellm.get_optional_params(model=MODEL, custom_llm_provider=provider, reasoning_effort="high")
+    optional_params = litellm.get_optional_params(
+        model=MODEL, custom_llm_provider=provider, reasoning_effort="high"
+    )
     assert "reasoning_effort" in optional_params or "4096" in json.dumps(optional_params)
     litellm.completion(**base_args, reasoning_effort="low", messages=[{"role": "user", "content": "Hello!"}])
 
@@ -438,7 +481,9 @@ def test_reasoning_effort(base_args):
 
 
 def test_non_streaming_reasoning_effort(base_args):
-    response = litellm.completion(**base_args, messages=[{"role": "user", "content": "Hi"}], reasoning_effort="low")
+    response = litellm.completion(
+        **base_args, messages=[{"role": "user", "content": "Hi"}], reasoning_effort="low"
+    )
     assert isinstance(response.choices[0].message.reasoning_content, str)
     assert response.usage.completion_tokens_details.reasoning_tokens > 0
 
@@ -483,7 +528,10 @@ PROGRESS_SCHEMA = {
 def test_anthropic_response_format_streaming_vs_non_streaming(base_args):
     args = {
         "messages": [
-            {"role": "system", "content": "Summarize the previous agent's thinking process into short descriptions."},
+            {
+                "role": "system",
+                "content": "Summarize the previous agent's thinking process into short descriptions.",
+            },
             {
                 "role": "user",
                 "content": "Here is the input data (previous agent's output): refine the search."
@@ -505,7 +553,9 @@ def test_completion_thinking_with_response_format(thinking_args):
         answer: str
 
     pair = {"question": "What is 2+2?", "answer": "4"}
-    messages = [{"role": "user", "content": "Generate 5 question + answer pairs" + scenario("json_valid", json=pair)}]
+    messages = [
+        {"role": "user", "content": "Generate 5 question + answer pairs" + scenario("json_valid", json=pair)}
+    ]
     response = litellm.completion(**thinking_args, messages=messages, response_format=RFormat)
     assert RFormat.model_validate_json(response.choices[0].message.content) == RFormat(**pair)
 
@@ -536,7 +586,9 @@ def test_completion_with_thinking_basic(thinking_args):
 
 def test_anthropic_thinking_output_stream(thinking_args):
     reasoning, blocks, tool_call = False, False, False
-    for chunk in litellm.completion(**thinking_args, messages=[{"role": "user", "content": "Tell me a joke."}], stream=True):
+    for chunk in litellm.completion(
+        **thinking_args, messages=[{"role": "user", "content": "Tell me a joke."}], stream=True
+    ):
         delta = chunk.choices[0].delta
         tool_call = tool_call or bool(delta.tool_calls)
         reasoning = reasoning or isinstance(getattr(delta, "reasoning_content", None), str)
@@ -548,7 +600,9 @@ def test_anthropic_thinking_output_stream(thinking_args):
 
 def test_anthropic_reasoning_effort_thinking_translation():
     _, provider, _, _ = litellm.get_llm_provider(model=MODEL)
-    optional_params = litellm.get_optional_params(model=MODEL, custom_llm_provider=provider, reasoning_effort="high")
+    optional_params = litellm.get_optional_params(
+        model=MODEL, custom_llm_provider=provider, reasoning_effort="high"
+    )
     assert optional_params["reasoning_effort"] == "high" and "thinking" not in optional_params
     pytest.skip(
         "conol takes reasoning_effort as its own effort level (agentEffort), not as an Anthropic "
@@ -618,11 +672,17 @@ def check_stream(chunks) -> str:
 
 
 def test_stream_chunk_format_sync(base_args):
-    check_stream(litellm.completion(**base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], stream=True))
+    check_stream(
+        litellm.completion(
+            **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], stream=True
+        )
+    )
 
 
 async def test_stream_chunk_format_async(base_args):
-    stream = await litellm.acompletion(**base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], stream=True)
+    stream = await litellm.acompletion(
+        **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], stream=True
+    )
     check_stream([chunk async for chunk in stream])
 
 
@@ -646,11 +706,19 @@ def test_litellm_suite_loader(conol_fake, tmp_path):
     base = os.path.join(SUITE_DIR, "tests", "llm_translation", "base_llm_unit_tests.py")
     assert os.path.isfile(base), f"no {base}: LITELLM_SUITE_DIR must be a litellm checkout's root"
     module = tmp_path / "test_conol_litellm_suite.py"
-    module.write_text(SUITE_MODULE.format(base_dir=os.path.dirname(base), base_url=conol_fake.base_url, token=conol_fake.token))
+    module.write_text(
+        SUITE_MODULE.format(
+            base_dir=os.path.dirname(base), base_url=conol_fake.base_url, token=conol_fake.token
+        )
+    )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(module)],
-        capture_output=True, text=True, timeout=600, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
     )
     print(result.stdout[-6000:])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import litellm
 import litellm.utils
@@ -24,7 +25,7 @@ def kw(conol_fake) -> dict:
 
 
 def test_every_catalog_model_carries_every_metadata_field_and_the_file_says_where_prices_come_from():
-    raw = json.loads(open(litellm_conol.core.__file__.replace("__init__.py", "models.json")).read())
+    raw = json.loads((Path(litellm_conol.core.__file__).parent / "models.json").read_text())
     assert "upstream vendor's public list price" in raw["price_source"]
     for model in default_catalog().models:
         assert set(model.model_info()) == set(INFO_FIELDS), model.id
@@ -67,7 +68,9 @@ def test_a_model_registered_by_the_user_first_keeps_its_entry():
 def test_reasoning_effort_is_a_supported_param_and_public_get_optional_params_keeps_it():
     assert "reasoning_effort" in litellm.get_supported_openai_params(model=MODEL)
     assert "reasoning_effort" in litellm.get_model_info(MODEL)["supported_openai_params"]
-    params = litellm.get_optional_params(model="claude-haiku-4-5", custom_llm_provider="conol", reasoning_effort="high")
+    params = litellm.get_optional_params(
+        model="claude-haiku-4-5", custom_llm_provider="conol", reasoning_effort="high"
+    )
     assert params["reasoning_effort"] == "high"
 
 
@@ -82,10 +85,16 @@ def test_completion_cost_is_tokens_times_the_catalog_price(kw):
 
 def test_a_call_with_its_own_prices_is_charged_those(kw):
     response = litellm.completion(
-        model=MODEL, messages=[{"role": "user", "content": "Hi"}], input_cost_per_token=2e-06, output_cost_per_token=3e-06, **kw
+        model=MODEL,
+        messages=[{"role": "user", "content": "Hi"}],
+        input_cost_per_token=2e-06,
+        output_cost_per_token=3e-06,
+        **kw,
     )
     usage = response.usage
-    assert response._hidden_params["response_cost"] == pytest.approx(usage.prompt_tokens * 2e-06 + usage.completion_tokens * 3e-06)
+    assert response._hidden_params["response_cost"] == pytest.approx(
+        usage.prompt_tokens * 2e-06 + usage.completion_tokens * 3e-06
+    )
 
 
 def test_streamed_and_non_streamed_usage_of_one_answer_are_equal_reasoning_tokens_included(kw):
@@ -99,12 +108,17 @@ def test_streamed_and_non_streamed_usage_of_one_answer_are_equal_reasoning_token
         streamed.completion_tokens,
         streamed.total_tokens,
     )
-    assert whole.usage.completion_tokens_details.reasoning_tokens == streamed.completion_tokens_details.reasoning_tokens
+    assert (
+        whole.usage.completion_tokens_details.reasoning_tokens
+        == streamed.completion_tokens_details.reasoning_tokens
+    )
     assert whole.usage.completion_tokens_details.text_tokens == streamed.completion_tokens_details.text_tokens
 
 
 def test_streamed_chunks_name_the_provider_and_carry_empty_not_null_content_before_the_finish(kw):
-    chunks = list(litellm.completion(model=MODEL, messages=[{"role": "user", "content": "Hi"}], stream=True, **kw))
+    chunks = list(
+        litellm.completion(model=MODEL, messages=[{"role": "user", "content": "Hi"}], stream=True, **kw)
+    )
     assert {chunk._hidden_params.get("custom_llm_provider") for chunk in chunks} == {"conol"}
     *body, last = chunks
     assert [chunk.choices[0].delta.content for chunk in body if chunk.choices[0].delta.content is None] == []

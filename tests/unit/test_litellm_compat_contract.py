@@ -54,7 +54,10 @@ def test_the_proxy_expands_a_wildcard_through_get_provider_models():
     model_checks = pytest.importorskip("litellm.proxy.auth.model_checks")
     source = inspect.getsource(model_checks.get_known_models_from_wildcard)
     assert "get_provider_models(provider=provider" in source
-    assert inspect.signature(model_checks.get_provider_models).parameters.keys() >= {"provider", "litellm_params"}
+    assert inspect.signature(model_checks.get_provider_models).parameters.keys() >= {
+        "provider",
+        "litellm_params",
+    }
 
 
 def test_a_custom_provider_gets_the_generic_openai_like_params():
@@ -66,6 +69,12 @@ def test_a_custom_provider_gets_the_generic_openai_like_params():
 
 def test_other_providers_supported_params_are_untouched():
     litellm_conol.register()
-    for model, provider in [("gpt-4o", "openai"), ("claude-sonnet-4-20250514", "anthropic"), ("command-r", "cohere")]:
+    for model, provider in [
+        ("gpt-4o", "openai"),
+        ("claude-sonnet-4-20250514", "anthropic"),
+        ("command-r", "cohere"),
+    ]:
         wrapped = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
-        assert wrapped == litellm.utils.get_supported_openai_params.__wrapped__(model=model, custom_llm_provider=provider)
+        assert wrapped == litellm.utils.get_supported_openai_params.__wrapped__(
+            model=model, custom_llm_provider=provider
+        )
