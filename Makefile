@@ -12,7 +12,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 # instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
 # installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
-$(STAMP): pyproject.toml constraints.txt constraints/litellm-1.110.txt
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
