@@ -136,12 +136,16 @@ class ChunkMaker:
 
     model: str
     response_id: str = field(default_factory=new_response_id)
-    created: int = field(default_factory=lambda: int(time.time()))
+    # set by the first chunk, not before the session exists: LiteLLM's stream wrapper stamps the
+    # chunks it builds itself with the time it first sees a chunk, and every chunk must agree
+    created: int = 0
     last_tool_index: int | None = None  # the index of the last client tool call streamed, if any
 
     def chunk(
         self, delta: Delta, *, finish: str | None = None, fields: dict[str, Any] | None = None
     ) -> ModelResponseStream:
+        if not self.created:
+            self.created = int(time.time())
         chunk = ModelResponseStream(
             id=self.response_id,
             created=self.created,

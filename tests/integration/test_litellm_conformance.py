@@ -498,7 +498,9 @@ def test_streaming_reasoning_effort(base_args):
     )
     reasoning_content, usage = "", None
     for chunk in response:
-        if hasattr(chunk.choices[0].delta, "reasoning_content"):
+        # LiteLLM >= 1.110 ends an include_usage stream with a usage chunk without choices (as OpenAI
+        # does, for every provider): LiteLLM's check indexes choices[0] unguarded
+        if chunk.choices and hasattr(chunk.choices[0].delta, "reasoning_content"):
             reasoning_content += chunk.choices[0].delta.reasoning_content
         if hasattr(chunk, "usage"):
             usage = chunk.usage

@@ -52,12 +52,17 @@ def test_register_model_takes_a_dict_of_model_entries():
 
 def test_the_proxy_expands_a_wildcard_through_get_provider_models():
     model_checks = pytest.importorskip("litellm.proxy.auth.model_checks")
-    source = inspect.getsource(model_checks.get_known_models_from_wildcard)
-    assert "get_provider_models(provider=provider" in source
+    assert "get_provider_models(provider=provider" in inspect.getsource(model_checks)
     assert inspect.signature(model_checks.get_provider_models).parameters.keys() >= {
         "provider",
         "litellm_params",
     }
+    # and through it, our wrap lists the catalog for a conol/* deployment
+    compat.list_wildcard_models("conol", lambda: ["conol/a", "conol/b"])
+    try:
+        assert model_checks.get_known_models_from_wildcard("conol/*") == ["conol/a", "conol/b"]
+    finally:
+        model_checks.get_provider_models = model_checks.get_provider_models.__wrapped__
 
 
 def test_a_custom_provider_gets_the_generic_openai_like_params():
