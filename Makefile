@@ -1,5 +1,6 @@
 # Two commands matter: `make run` (the proxy with conol models; offline against the bundled fake
-# when CONOL_SESSION_TOKEN is unset) and `make test` (lint, types and the whole test suite).
+# when CONOL_SESSION_TOKEN is unset) and `make test` (lint, types, the whole test suite on the LiteLLM
+# 1.108 line, then the unit and SDK tiers on the 1.110 line: noxfile.py).
 # Each sets up .venv itself on first use.
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test lint typecheck docs unit bench fake clean redis-server
+.PHONY: run test lint typecheck docs unit bench fake clean redis-server nox
 
 # instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
 # installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
@@ -23,6 +24,11 @@ run: $(STAMP)
 
 test: $(STAMP) redis-server lint typecheck docs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/nox -s tests-1.110
+
+# Other LiteLLM lines (noxfile.py): `make nox ARGS="-s proxy-1.110"`; `make nox ARGS=-l` lists them.
+nox: $(STAMP)
+	$(BIN)/nox $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -65,4 +71,4 @@ fake: $(STAMP)
 	$(BIN)/litellm-conol fake $(ARGS)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .nox build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

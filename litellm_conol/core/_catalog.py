@@ -2,6 +2,10 @@
 
 conol accepts any ``agentModel`` and silently runs a cheaper model for ids it does not know, so an
 unknown id must be refused here, before a session is created.
+
+Each entry may also carry what LiteLLM's model map holds for a model (context window, max output,
+``supports_*`` flags, an estimated price per token): the provider registers it with LiteLLM, so
+``completion_cost``, ``supports_function_calling`` and the proxy's ``/model/info`` know conol models.
 """
 
 from __future__ import annotations
@@ -12,14 +16,35 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ._errors import ModelNotFound
+
+# The model-map fields a catalog entry may carry, with the type LiteLLM expects of each (bool before
+# int matters: a JSON ``true`` is no token count). Any other key is refused: a typo must not pass as data.
+INFO_FIELDS: dict[str, type] = {
+    "max_input_tokens": int,
+    "max_output_tokens": int,
+    "input_cost_per_token": float,
+    "output_cost_per_token": float,
+    "supports_function_calling": bool,
+    "supports_tool_choice": bool,
+    "supports_response_schema": bool,
+    "supports_reasoning": bool,
+    "supports_vision": bool,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class CatalogModel:
     id: str
     agent_model: str
+    # the model-map fields of INFO_FIELDS, as (name, value) pairs: hashable, like the rest of the entry
+    info: tuple[tuple[str, Any], ...] = ()
+
+    def model_info(self) -> dict[str, Any]:
+        """What LiteLLM's model map should say of ``conol/<id>`` (only the fields the catalog gives)."""
+        return dict(self.info)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +77,29 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     else:
         text = Path(path).read_text(encoding="utf-8")
     raw = json.loads(text)
-    models = tuple(CatalogModel(id=m["id"], agent_model=m["agent_model"]) for m in raw["models"])
+    models = tuple(
+        CatalogModel(id=m["id"], agent_model=m["agent_model"], info=_info(m)) for m in raw["models"]
+    )
     return Catalog(models=models)
+
+
+def _info(entry: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    pairs = []
+    for name, value in entry.items():
+        if name in ("id", "agent_model"):
+            continue
+        wanted = INFO_FIELDS.get(name)
+        if wanted is None:
+            known = ", ".join(INFO_FIELDS)
+            raise ValueError(f"catalog model {entry.get('id')!r}: unknown field {name!r} (known: {known})")
+        # exact types: a JSON ``true`` is no token count, and ``1`` no flag
+        ok = type(value) is wanted if wanted is not float else type(value) in (int, float)
+        if not ok:
+            raise ValueError(
+                f"catalog model {entry.get('id')!r}: {name} must be {wanted.__name__}, not {value!r}"
+            )
+        pairs.append((name, float(value) if wanted is float else value))
+    return tuple(pairs)
 
 
 @cache

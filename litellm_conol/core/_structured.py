@@ -22,6 +22,11 @@ from jsonschema import validators
 
 from ._errors import BadRequest
 
+# The draft for a schema whose ``$schema`` jsonschema does not know (``https://json-schema.org/draft-07/schema``
+# without the ``#``, as clients write it): named explicitly, since without ``default=`` jsonschema
+# warns now and will refuse such a schema in a future release.
+DEFAULT_VALIDATOR = validators.Draft202012Validator
+
 FormatKind = Literal["json_object", "json_schema"]
 
 # ```json … ``` (or any other language tag, or none): the usual way models wrap JSON in prose
@@ -91,7 +96,7 @@ def check_tool_schema(name: str, schema: Mapping[str, Any]) -> None:
 
 def _checked_schema(schema: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     try:
-        validators.validator_for(schema).check_schema(dict(schema))
+        validators.validator_for(schema, default=DEFAULT_VALIDATOR).check_schema(dict(schema))
     except schema_errors.SchemaError as exc:
         raise BadRequest(f"{where} is not a valid JSON Schema: {exc.message}") from None
     return schema
@@ -164,7 +169,7 @@ def _first_embedded(text: str) -> Any:
 
 def schema_error(schema: Mapping[str, Any], value: Any) -> str | None:
     """The most relevant violation of ``schema`` by ``value`` (jsonschema's best match), or None."""
-    validator = validators.validator_for(schema)(schema)
+    validator = validators.validator_for(schema, default=DEFAULT_VALIDATOR)(schema)
     error = schema_errors.best_match(validator.iter_errors(value))
     if error is None:
         return None

@@ -1,7 +1,13 @@
 """Core pieces → LiteLLM's types: streaming chunks, the final ModelResponse, usage, extra fields.
 
 conol reports no token usage, so it is estimated with LiteLLM's own token counter and marked
-``usage_estimated`` in ``provider_specific_fields``.
+``usage_estimated`` in ``provider_specific_fields``. The reasoning share of the completion tokens is
+counted as LiteLLM's stream builder counts it, so a streamed and a non-streamed answer report the
+same usage.
+
+Chunks look like a first-party provider's: ``_hidden_params`` name the provider, and a chunk that
+adds no text has ``delta.content == ""`` (not None), except a tool-call delta (OpenAI's convention:
+null content beside tool calls) and the finish chunk.
 """
 
 from __future__ import annotations
@@ -56,6 +62,9 @@ def answer_token_counter(model: str) -> Callable[[str], int]:
     return count
 
 
+PROVIDER_NAME = "conol"
+
+
 def estimate_usage(messages: Sequence[Any], assembler: Assembler) -> Usage:
     prompt = litellm.token_counter(messages=list(messages))
     completion_text = assembler.final_text + assembler.final_reasoning
@@ -63,7 +72,29 @@ def estimate_usage(messages: Sequence[Any], assembler: Assembler) -> Usage:
     completion = (
         litellm.token_counter(text=completion_text, count_response_tokens=True) if completion_text else 0
     )
-    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    reasoning = None
+    if assembler.final_reasoning:
+        # what LiteLLM's stream builder counts for the reasoning of a streamed answer
+        reasoning = litellm.token_counter(text=assembler.final_reasoning, count_response_tokens=True)
+    return make_usage(prompt, completion, reasoning)
+
+
+def make_usage(prompt: int, completion: int, reasoning: int | None) -> Usage:
+    """Usage with ``completion_tokens_details.reasoning_tokens`` when there was reasoning (capped at
+    the completion tokens, as LiteLLM caps it)."""
+    if reasoning is None:
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion,
+        reasoning_tokens=min(reasoning, completion),
+    )
+
+
+def reasoning_tokens(usage: Usage) -> int | None:
+    details = usage.completion_tokens_details
+    return None if details is None else details.reasoning_tokens
 
 
 def session_fields(info: SessionInfo | None) -> dict[str, Any]:
@@ -105,19 +136,25 @@ class ChunkMaker:
 
     model: str
     response_id: str = field(default_factory=new_response_id)
-    created: int = field(default_factory=lambda: int(time.time()))
+    # set by the first chunk, not before the session exists: LiteLLM's stream wrapper stamps the
+    # chunks it builds itself with the time it first sees a chunk, and every chunk must agree
+    created: int = 0
     last_tool_index: int | None = None  # the index of the last client tool call streamed, if any
 
     def chunk(
         self, delta: Delta, *, finish: str | None = None, fields: dict[str, Any] | None = None
     ) -> ModelResponseStream:
-        return ModelResponseStream(
+        if not self.created:
+            self.created = int(time.time())
+        chunk = ModelResponseStream(
             id=self.response_id,
             created=self.created,
             model=self.model,
             choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)],
             provider_specific_fields=fields,
         )
+        chunk._hidden_params["custom_llm_provider"] = PROVIDER_NAME
+        return chunk
 
     def for_pieces(self, pieces: Sequence[Piece], assembler: Assembler) -> list[ModelResponseStream]:
         return [self.for_piece(piece, assembler) for piece in pieces]
@@ -134,7 +171,7 @@ class ChunkMaker:
         nothing for an empty continuation.
         """
         if self.last_tool_index is None:
-            return self.chunk(Delta(content=None), fields=fields)
+            return self.chunk(Delta(content=""), fields=fields)
         continuation = ChatCompletionDeltaToolCall(
             index=self.last_tool_index, function=Function(arguments="")
         )
@@ -147,7 +184,7 @@ class ChunkMaker:
                 return self.fields_only({"text_with_tool_calls": piece.text})
             return self.chunk(Delta(content=piece.text))
         if isinstance(piece, ReasoningDelta):
-            return self.chunk(Delta(content=None, reasoning_content=piece.text))
+            return self.chunk(Delta(content="", reasoning_content=piece.text))
         if isinstance(piece, ClientToolCall):
             self.last_tool_index = piece.index
             return self.chunk(Delta(content=None, tool_calls=[_delta_tool_call(piece)]))
@@ -230,6 +267,7 @@ def fill_model_response(
     response.model = model
     response.created = int(time.time())
     response.usage = usage
+    response._hidden_params["custom_llm_provider"] = PROVIDER_NAME
     response._hidden_params["usage_estimated"] = True
     response._hidden_params["conol"] = fields
     return response

@@ -40,7 +40,14 @@ from ..core import (
     check_tool_calls,
     tool_call_repair,
 )
-from ._chunks import ChunkMaker, answer_token_counter, estimate_usage, result_fields
+from ._chunks import (
+    ChunkMaker,
+    answer_token_counter,
+    estimate_usage,
+    make_usage,
+    reasoning_tokens,
+    result_fields,
+)
 
 
 @dataclass(frozen=True)
@@ -102,15 +109,15 @@ class Exchange:
 
     def usage(self) -> Usage:
         """The estimate over every turn: each repair turn re-sends the whole conversation."""
-        total = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+        prompt_tokens, completion_tokens, reasoning = 0, 0, None
         for prompt, run in zip(self.prompts, self.runs, strict=True):
             turn = estimate_usage(prompt, run.assembler)
-            total = Usage(
-                prompt_tokens=total.prompt_tokens + turn.prompt_tokens,
-                completion_tokens=total.completion_tokens + turn.completion_tokens,
-                total_tokens=total.total_tokens + turn.total_tokens,
-            )
-        return total
+            prompt_tokens += turn.prompt_tokens
+            completion_tokens += turn.completion_tokens
+            turn_reasoning = reasoning_tokens(turn)
+            if turn_reasoning is not None:
+                reasoning = (reasoning or 0) + turn_reasoning
+        return make_usage(prompt_tokens, completion_tokens, reasoning)
 
     # -- validation --
 

@@ -19,6 +19,7 @@ from ..client import Transport, shared_client
 from ..core import ConolRequest, build_request, is_health_check
 from ._chunks import ChunkMaker, fill_health_response, fill_model_response
 from ._exchange import Exchange
+from ._model_map import register_model_map
 from ._params_patch import allow_extra_params
 from ._sync import iterate_sync, run_sync
 
@@ -85,3 +86,4 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
 
 conol_llm = ConolLLM()
 allow_extra_params()  # wherever the handler is used (SDK or proxy), reasoning_effort passes LiteLLM
+register_model_map()  # and LiteLLM knows the catalog's models: capabilities, estimated prices

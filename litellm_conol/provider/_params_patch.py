@@ -1,4 +1,4 @@
-"""The one LiteLLM patch: let the OpenAI params we handle reach the ``conol`` handler.
+"""The LiteLLM params patch: let the OpenAI params we handle reach the ``conol`` handler.
 
 LiteLLM checks a custom provider's OpenAI params against a generic list without
 ``reasoning_effort``: it raises UnsupportedParamsError unless the call names the param in
@@ -6,12 +6,18 @@ LiteLLM checks a custom provider's OpenAI params against a generic list without
 ``agentEffort``; the proxy's ``/v1/messages`` passes ``thinking`` on for ``conol/claude-…``), so for
 the ``conol`` provider only we add them to ``allowed_openai_params`` — exactly what a user would
 pass by hand. LiteLLM looks ``get_optional_params`` up on ``litellm.main`` at call time, so
-wrapping it there covers the SDK and the proxy (which imports ``litellm_conol.conol_llm``, and so
-this module). Every other provider's call passes through untouched (tests/unit/test_params_patch.py
-proves identical results and errors with and without the wrap).
+wrapping it there (and on its public names, for direct callers) covers the SDK and the proxy
+(which imports ``litellm_conol.conol_llm``, and so this module). Every other provider's call
+passes through untouched (tests/unit/test_params_patch.py proves identical results and errors
+with and without the wrap).
 
 LiteLLM also folds ``max_completion_tokens`` into ``max_tokens`` (the latter is lost when both are
 given); the wrapper hands both to the handler as the caller sent them, which enforces the smaller.
+
+``get_supported_openai_params`` for ``conol`` also lists them, so LiteLLM's public
+``get_optional_params`` (which checks against that list) accepts ``reasoning_effort`` too, and
+clients that ask LiteLLM what a conol model takes are told. Where LiteLLM keeps those functions is
+``_litellm_compat``'s business.
 """
 
 from __future__ import annotations
@@ -19,18 +25,19 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import litellm.main
+from ._litellm_compat import extend_supported_params, is_wrapped, mark_wrapped, optional_params_modules
 
 PROVIDER = "conol"
 ALLOWED_EXTRA_PARAMS = ("reasoning_effort", "thinking")
 TOKEN_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens")
-_WRAPPED = "_litellm_conol_wrapped"
 
 
 def allow_extra_params() -> None:
     """Let ``reasoning_effort`` reach the ``conol`` handler instead of being refused. Idempotent."""
-    original = litellm.main.get_optional_params
-    if getattr(original, _WRAPPED, False):
+    extend_supported_params(PROVIDER, ALLOWED_EXTRA_PARAMS)
+    modules = optional_params_modules()
+    original = modules[0].get_optional_params
+    if is_wrapped(original):
         return
 
     @functools.wraps(original)
@@ -47,5 +54,6 @@ def allow_extra_params() -> None:
                     optional_params[name] = kwargs[name]
         return optional_params
 
-    setattr(get_optional_params, _WRAPPED, True)
-    litellm.main.get_optional_params = get_optional_params
+    mark_wrapped(get_optional_params)
+    for module in modules:
+        setattr(module, "get_optional_params", get_optional_params)  # noqa: B010  (litellm: no stubs)

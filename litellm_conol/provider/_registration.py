@@ -7,12 +7,15 @@ import litellm
 import litellm.utils
 
 from ._handler import conol_llm
+from ._model_map import register_model_map
 from ._params_patch import PROVIDER, allow_extra_params
 
 
 def register() -> None:
-    """Register the ``conol`` provider for SDK use. Idempotent."""
+    """Register the ``conol`` provider for SDK use, and the catalog's models (metadata, estimated
+    prices) in LiteLLM's model map. Idempotent."""
     entries = [e for e in litellm.custom_provider_map if e.get("provider") != PROVIDER]
     litellm.custom_provider_map = [*entries, {"provider": PROVIDER, "custom_handler": conol_llm}]
     litellm.utils.custom_llm_setup()
     allow_extra_params()
+    register_model_map()

@@ -84,7 +84,7 @@ def test_fields_only_chunks_after_a_tool_call_continue_it_emptily():
 def test_fields_only_chunks_without_a_tool_call_are_plain_empty_deltas():
     chunks = stream_of(delta(stage(preview=[msg("Hello.")])))
     summary = chunks[-2]
-    assert summary.choices[0].delta.tool_calls is None and summary.choices[0].delta.content is None
+    assert summary.choices[0].delta.tool_calls is None and summary.choices[0].delta.content == ""
 
 
 def _anthropic_blocks(chunks) -> list[tuple]:

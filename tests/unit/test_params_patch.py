@@ -84,9 +84,12 @@ def test_thinking_and_both_token_limits_reach_the_conol_handler_as_sent(wrapped,
 
 
 def test_without_the_wrap_litellm_refuses_reasoning_effort_for_conol(wrapped):
-    # why the patch exists: the original refuses it for a custom provider
-    with pytest.raises(UnsupportedParamsError, match="reasoning_effort"):
-        wrapped.__wrapped__(model="claude-haiku-4-5", custom_llm_provider="conol", reasoning_effort="high")
+    # why the patch exists: the original (once get_supported_openai_params lists reasoning_effort for
+    # conol) accepts it but drops it, mapping a custom provider's params as an OpenAI-like API's
+    params = wrapped.__wrapped__(
+        model="claude-haiku-4-5", custom_llm_provider="conol", reasoning_effort="high"
+    )
+    assert "reasoning_effort" not in params
 
 
 # --- every other provider: untouched ----------------------------------------------------------------

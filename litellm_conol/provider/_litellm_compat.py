@@ -1,0 +1,120 @@
+"""Every LiteLLM internal the provider reads or patches, in one place (supported: 1.108 to 1.110).
+
+LiteLLM moves its internals between releases. What we touch, and why:
+
+* ``litellm.main.get_optional_params``: where ``completion()`` looks the params mapping up at call
+  time; and its public names ``litellm.utils.`` / ``litellm.get_optional_params`` (``_params_patch``
+  wraps all three: the same function).
+* ``litellm.utils.get_supported_openai_params`` (and the ``litellm.`` re-export): LiteLLM's own
+  ``get_optional_params`` and ``get_model_info`` call it as a global of ``litellm.utils``; a custom
+  provider gets the generic OpenAI-like list, without ``reasoning_effort``.
+* ``litellm.register_model``: public, but its keyword arguments changed across releases.
+* ``litellm.proxy.auth.model_checks.get_provider_models``: how the proxy expands a wildcard
+  deployment (``conol/*``) on ``/v1/models`` and ``/model/info``; it knows built-in providers only.
+
+``tests/unit/test_litellm_compat_contract.py`` fails loudly when a LiteLLM release moves one of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from types import ModuleType
+from typing import Any
+
+import litellm
+import litellm.main
+import litellm.utils
+
+SUPPORTED = ((1, 108), (1, 111))  # [lowest, first unsupported) (major, minor)
+_WRAPPED = "_litellm_conol_wrapped"
+_PROXY_MODEL_CHECKS = "litellm.proxy.auth.model_checks"
+
+
+def litellm_version() -> tuple[int, ...]:
+    """LiteLLM's installed version as numbers (``1.110.2`` → ``(1, 110, 2)``)."""
+    parts = metadata.version("litellm").split(".")
+    return tuple(int(p) for p in parts[:3] if p.isdigit())
+
+
+def optional_params_modules() -> tuple[ModuleType, ...]:
+    """Where ``get_optional_params`` is looked up: first the module ``completion()`` reads it from at
+    call time, then the public names (one function in all three)."""
+    return (litellm.main, litellm.utils, litellm)
+
+
+def is_wrapped(function: Callable[..., Any]) -> bool:
+    return bool(getattr(function, _WRAPPED, False))
+
+
+def mark_wrapped(function: Callable[..., Any]) -> None:
+    setattr(function, _WRAPPED, True)
+
+
+def extend_supported_params(provider: str, extra: tuple[str, ...]) -> None:
+    """Make ``get_supported_openai_params`` list ``extra`` for ``provider``. Idempotent.
+
+    Wrapped where LiteLLM's own functions look it up (``litellm.utils``) and on ``litellm`` (the
+    public name); every other provider's answer is untouched.
+    """
+    original = litellm.utils.get_supported_openai_params
+    if is_wrapped(original):
+        return
+
+    @functools.wraps(original)
+    def get_supported_openai_params(*args: Any, **kwargs: Any) -> list[str] | None:
+        params: list[str] | None = original(*args, **kwargs)
+        if params is None or not _is_provider(provider, args, kwargs):
+            return params
+        return [*params, *(p for p in extra if p not in params)]
+
+    mark_wrapped(get_supported_openai_params)
+    litellm.utils.get_supported_openai_params = get_supported_openai_params
+    litellm.get_supported_openai_params = get_supported_openai_params
+
+
+def _is_provider(provider: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    named = kwargs.get("custom_llm_provider")
+    if named is None and len(args) > 1:
+        named = args[1]
+    if named is not None:
+        return bool(named == provider)
+    model = kwargs.get("model", args[0] if args else "")
+    return isinstance(model, str) and model.startswith(f"{provider}/")
+
+
+def register_models(entries: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add model-map entries (``conol/<id>`` → fields) that LiteLLM does not have yet.
+
+    Existing keys are left alone: a user's own ``register_model`` (or a proxy deployment's
+    ``model_info``, registered under its deployment id) keeps precedence over the catalog.
+    """
+    missing = {key: dict(value) for key, value in entries.items() if key not in litellm.model_cost}
+    if missing:
+        litellm.register_model(missing)
+
+
+def list_wildcard_models(provider: str, models: Callable[[], list[str]]) -> None:
+    """Let a proxy wildcard deployment (``conol/*``) list ``models()`` (``conol/<id>`` names).
+
+    LiteLLM expands a wildcard from its map of built-in providers only; a custom provider gets
+    nothing. Done only when the proxy is loaded (the handler is imported by the proxy's config).
+    """
+    module = sys.modules.get(_PROXY_MODEL_CHECKS)
+    if module is None:
+        return
+    original = getattr(module, "get_provider_models")  # noqa: B009  (a module mypy does not follow)
+    if is_wrapped(original):
+        return
+
+    @functools.wraps(original)
+    def get_provider_models(*args: Any, **kwargs: Any) -> list[str] | None:
+        if kwargs.get("provider", args[0] if args else None) == provider:
+            return models()
+        result: list[str] | None = original(*args, **kwargs)
+        return result
+
+    mark_wrapped(get_provider_models)
+    setattr(module, "get_provider_models", get_provider_models)  # noqa: B010
