@@ -12,7 +12,8 @@ import httpx
 import openai
 import pytest
 import yaml
-from proxyproc import MASTER_KEY, ROOT, ProxyProcess
+from support.paths import ROOT
+from support.proxyproc import MASTER_KEY, ProxyProcess
 
 from litellm_conol.core import default_catalog
 from litellm_conol.fake import FakeConol
@@ -26,7 +27,7 @@ def model_map_proxy(tmp_path_factory):
     folder = tmp_path_factory.mktemp("model_map_proxy")
     spend = folder / "spend.jsonl"
     config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
-    config["litellm_settings"]["callbacks"] = ["spend_logger.spend_recorder"]
+    config["litellm_settings"]["callbacks"] = ["support.spend_logger.spend_recorder"]
     config["model_list"].append(
         {
             "model_name": "priced-haiku",
