@@ -4,11 +4,11 @@ spend-log rows (``support.spend_logger.spend_rows``)."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from support.echoes import ECHOES, SECRET
 from support.faults import (
     AUTH,
     chat_body,
@@ -21,33 +21,12 @@ from support.faults import (
 
 import litellm_conol
 from litellm_conol.core import _errors as _errors
-from litellm_conol.fake import Error, FakeConol, Scenario, Sleep, snapshots
+from litellm_conol.fake import FakeConol
 
 litellm_conol.register()
 
 
 pytestmark = pytest.mark.timeout(120)
-
-
-SECRET = f"conol-secret-{uuid.uuid4().hex}"
-
-
-# A broken upstream that quotes the request's cookie back, in every place it could.
-ECHOES = [
-    Scenario(
-        "echo_500",
-        [],
-        create_status=500,
-        create_body={"error": f"cannot parse cookie __Secure-better-auth.session_token={SECRET}"},
-    ),
-    Scenario("echo_502_html", [], create_status=502, create_body=f"<html><title>bad {SECRET}</title></html>"),
-    Scenario("echo_400", [], create_status=400, create_body={"message": f"bad token {SECRET}"}),
-    Scenario("echo_created", [], id_key=None, create_body={"echo": SECRET}),
-    Scenario(
-        "echo_error_event",
-        [*snapshots("Partial answer", 3, 0.01), Sleep(0.02), Error(f"agent crashed on cookie {SECRET}")],
-    ),
-]
 
 
 @pytest.fixture(scope="module")
