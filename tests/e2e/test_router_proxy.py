@@ -7,6 +7,7 @@ import time
 
 import pytest
 from support.faults import chat_body, creates, post_chat, proxy_config, running_proxy, stream_chat
+from support.timing import bound
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS, FakeConol
@@ -84,10 +85,15 @@ def test_proxy_retries_on_the_healthy_deployment_and_cools_the_failing_one(throu
         if failed_requests >= 2:
             break
     assert failed_requests >= 2
-    # The cooldown is written by an async failure callback that may run just after the response;
-    # the proxy has no endpoint to watch for it, so give it a moment.
-    time.sleep(0.5)
-    tried = creates(broken)
+    # The cooldown is written by an async failure callback that may run just after the response (late
+    # on a loaded machine), and the proxy has no endpoint to watch for it: wait for the first request
+    # that no longer touches the broken deployment, then six more must not touch it either.
+    deadline = time.monotonic() + bound(30)
+    while True:
+        tried = creates(broken)
+        assert post_chat(proxy.base_url, chat_body("conol-pair", "[[fake:done]]")).status == 200
+        if creates(broken) == tried or time.monotonic() > deadline:
+            break
     for i in range(6):
         send = stream_chat if i % 2 else post_chat
         outcome = send(proxy.base_url, chat_body("conol-pair", "[[fake:done]]"))
