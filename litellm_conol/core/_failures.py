@@ -105,11 +105,11 @@ def failure_error(
 NO_RETRY = {"x-should-retry": "false"}
 
 
-def failure_key(base_url: str, token: str, body: bytes) -> tuple[str, str]:
-    """(the request's key, the account's key): hashes, so neither the token nor the prompt is kept."""
+def failure_key(base_url: str, token: str, body: bytes) -> str:
+    """A request's key: the account (conol and token) and the session body, hashed, so neither the
+    token nor the prompt is kept."""
     account = hashlib.sha256(f"{base_url}\n{token}".encode()).hexdigest()
-    request = hashlib.sha256(account.encode() + b"\n" + body).hexdigest()
-    return request, account
+    return hashlib.sha256(account.encode() + b"\n" + body).hexdigest()
 
 
 @dataclass
@@ -120,10 +120,11 @@ class _Seen:
 
 
 class FailureMemory:
-    """Recent agent failures per request (and out-of-credits per account), for ``ttl`` seconds.
+    """Recent agent failures per request, for ``ttl`` seconds.
 
-    * A deterministic failure (or out of credits) is remembered: the same request (any request of
-      the account) within ``ttl`` is refused without a new session.
+    * A deterministic failure (or out of credits) is remembered: the same request within ``ttl``
+      is refused without a new session. (Not the account's other requests: after a top-up they
+      must run at once.)
     * An unexplained failure is remembered by signature: if the same request fails the same way
       again within ``ttl``, that second failure is deterministic (400) and remembered as such.
     * Transient failures stay retryable; a success forgets the request.
@@ -134,22 +135,18 @@ class FailureMemory:
         self.capacity = capacity
         self._seen: OrderedDict[str, _Seen] = OrderedDict()
 
-    def refusal(self, request_key: str, account_key: str, now: float) -> AgentFailed | None:
+    def refusal(self, request_key: str, now: float) -> AgentFailed | None:
         """The error to raise instead of starting a session, if this request is known to fail."""
-        for key in (account_key, request_key):
-            seen = self._live(key, now)
-            if seen is not None and seen.error is not None:
-                return _refused(seen.error, now - seen.at)
+        seen = self._live(request_key, now)
+        if seen is not None and seen.error is not None:
+            return _refused(seen.error, now - seen.at)
         return None
 
-    def record(self, request_key: str, account_key: str, error: AgentFailed, now: float) -> AgentFailed:
+    def record(self, request_key: str, error: AgentFailed, now: float) -> AgentFailed:
         """Note ``error`` for this request; the error to raise (a repeat becomes deterministic)."""
         if self.ttl <= 0:
             return error
-        if isinstance(error, OutOfCredits):
-            self._put(account_key, _Seen(error.signature, now, error))
-            return error
-        if isinstance(error, AgentFailedPermanently):
+        if isinstance(error, AgentFailedPermanently | OutOfCredits):
             self._put(request_key, _Seen(error.signature, now, error))
             return error
         if error.kind == "transient":

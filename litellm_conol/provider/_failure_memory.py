@@ -38,23 +38,21 @@ class FailureGuard:
     """One session body's view of the memory: refuse a known failure, classify a new one."""
 
     request_key: str
-    account_key: str
 
     @classmethod
     def of(cls, request: ConolRequest, body: CreateSessionBody) -> FailureGuard:
         _memory.ttl = _seconds()
         endpoint = request.endpoint
-        request_key, account_key = failure_key(endpoint.base_url, endpoint.token, body.to_json())
-        return cls(request_key, account_key)
+        return cls(failure_key(endpoint.base_url, endpoint.token, body.to_json()))
 
     def check(self) -> None:
         """Raise the remembered failure instead of spending a session on it."""
-        refusal = _memory.refusal(self.request_key, self.account_key, time.monotonic())
+        refusal = _memory.refusal(self.request_key, time.monotonic())
         if refusal is not None:
             raise refusal
 
     def failed(self, error: AgentFailed) -> AgentFailed:
-        return _memory.record(self.request_key, self.account_key, error, time.monotonic())
+        return _memory.record(self.request_key, error, time.monotonic())
 
     def succeeded(self) -> None:
         _memory.forget(self.request_key)

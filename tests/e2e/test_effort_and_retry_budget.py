@@ -165,9 +165,9 @@ def test_out_of_credits_is_a_402_no_client_retries_one_session(claude, fake):
     assert caught.value.status_code == 402
     assert "credit balance is too low" in str(caught.value)
     assert len(fake.sessions) == 1
-    # the account is known out of credits: another request is refused without a session
+    # the same request again (another client attempt) is refused without a session
     with pytest.raises(anthropic.APIStatusError) as again:
-        claude_code(claude, "conol/claude-haiku-4-5", "Something else [[fake:out_of_credits]]")
+        claude_code(claude, "conol/claude-haiku-4-5", "Fix the bug [[fake:out_of_credits]]")
     assert again.value.status_code == 402 and "refused without starting a conol session" in str(again.value)
     assert len(fake.sessions) == 1
 
@@ -181,18 +181,33 @@ def test_an_unexplained_failure_costs_two_sessions_over_anthropic(claude, fake):
     assert len(fake.sessions) == 2
 
 
-@pytest.mark.parametrize("front", ["chat", "responses"])
-def test_an_unexplained_failure_costs_two_sessions_over_openai(oai, fake, front):
-    text = f"Write tests ({front}) [[fake:agent_error_unexplained]]"
+def test_an_unexplained_failure_costs_two_sessions_over_openai_chat(oai, fake):
+    text = "Write tests [[fake:agent_error_unexplained]]"
     with pytest.raises(openai.BadRequestError, match="failed the same way"):
-        if front == "chat":
-            stream = oai.chat.completions.create(
-                model="conol/gpt-5.6-luna", messages=[{"role": "user", "content": text}], stream=True
-            )
-        else:
-            stream = oai.responses.create(model="conol/gpt-5.6-luna", input=text, stream=True)
+        stream = oai.chat.completions.create(
+            model="conol/gpt-5.6-luna", messages=[{"role": "user", "content": text}], stream=True
+        )
         for _ in stream:
             pass
+    assert len(fake.sessions) == 2
+
+
+def test_an_unexplained_failure_costs_two_sessions_over_responses_with_codexs_stream_retries(oai, fake):
+    # LiteLLM's /v1/responses bridge answers 200 with one response.failed event; Codex retries such a
+    # stream (stream_max_retries, default 5): 6 attempts here
+    codes, messages = [], []
+    for _ in range(6):
+        events = list(
+            oai.responses.create(
+                model="conol/gpt-5.6-luna", input="Fix CI [[fake:agent_error_unexplained]]", stream=True
+            )
+        )
+        assert [e.type for e in events] == ["response.failed"]
+        codes.append(events[-1].response.error.code)
+        messages.append(events[-1].response.error.message)
+    assert codes == ["server_error"] + ["invalid_request_error"] * 5
+    assert "failed the same way" in messages[1]
+    assert all("refused without starting a conol session" in m for m in messages[2:])
     assert len(fake.sessions) == 2
 
 

@@ -95,64 +95,65 @@ def test_what_litellm_and_its_router_make_of_each_class(monkeypatch):
     assert is_bad_request_without_fallback(permanent, False)
 
 
-REQUEST, ACCOUNT = failure_key("http://conol", "tok", b'{"messages": 1}')
-OTHER, _ = failure_key("http://conol", "tok", b'{"messages": 2}')
+REQUEST = failure_key("http://conol", "tok", b'{"messages": 1}')
+OTHER = failure_key("http://conol", "tok", b'{"messages": 2}')
 
 
 def test_keys_are_hashes_of_account_and_body():
-    assert "tok" not in REQUEST + ACCOUNT and len(REQUEST) == len(ACCOUNT) == 64
-    assert failure_key("http://conol", "tok2", b'{"messages": 1}')[1] != ACCOUNT
+    assert "tok" not in REQUEST and len(REQUEST) == 64
+    assert failure_key("http://conol", "tok2", b'{"messages": 1}') != REQUEST
+    assert failure_key("http://other", "tok", b'{"messages": 1}') != REQUEST
     assert OTHER != REQUEST
 
 
 def test_an_unexplained_failure_is_retryable_once_then_deterministic_then_refused():
     memory = FailureMemory(ttl=300)
-    first = memory.record(REQUEST, ACCOUNT, failure_error(UNEXPLAINED_MESSAGE), now=0)
+    first = memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
     assert type(first) is AgentFailed
-    assert memory.refusal(REQUEST, ACCOUNT, now=1) is None
-    second = memory.record(REQUEST, ACCOUNT, failure_error(UNEXPLAINED_MESSAGE), now=5)
+    assert memory.refusal(REQUEST, now=1) is None
+    second = memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=5)
     assert type(second) is AgentFailedPermanently and second.status_code == 400
     assert "the same request failed the same way 5 s before" in str(second)
-    refused = memory.refusal(REQUEST, ACCOUNT, now=6)
+    refused = memory.refusal(REQUEST, now=6)
     assert type(refused) is AgentFailedPermanently
     assert str(refused).startswith("refused without starting a conol session: conol agent error: ")
-    assert memory.refusal(OTHER, ACCOUNT, now=6) is None  # another request of the account runs
-    assert memory.refusal(REQUEST, ACCOUNT, now=306) is None  # remembered for ttl only
+    assert memory.refusal(OTHER, now=6) is None  # another request of the account runs
+    assert memory.refusal(REQUEST, now=306) is None  # remembered for ttl only
 
 
 def test_a_different_failure_or_a_success_in_between_is_not_a_repeat():
     memory = FailureMemory(ttl=300)
-    memory.record(REQUEST, ACCOUNT, failure_error(UNEXPLAINED_MESSAGE), now=0)
-    assert type(memory.record(REQUEST, ACCOUNT, failure_error("something else"), now=1)) is AgentFailed
+    memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
+    assert type(memory.record(REQUEST, failure_error("something else"), now=1)) is AgentFailed
     memory.forget(REQUEST)
-    assert type(memory.record(REQUEST, ACCOUNT, failure_error("something else"), now=2)) is AgentFailed
+    assert type(memory.record(REQUEST, failure_error("something else"), now=2)) is AgentFailed
 
 
 def test_transient_failures_stay_retryable_however_often():
     memory = FailureMemory(ttl=300)
     for now in range(5):
-        assert type(memory.record(REQUEST, ACCOUNT, failure_error(TRANSIENT_MESSAGE), now=now)) is AgentFailed
-    assert memory.refusal(REQUEST, ACCOUNT, now=5) is None
+        assert type(memory.record(REQUEST, failure_error(TRANSIENT_MESSAGE), now=now)) is AgentFailed
+    assert memory.refusal(REQUEST, now=5) is None
 
 
-def test_out_of_credits_refuses_every_request_of_the_account_and_ttl_zero_remembers_nothing():
+def test_out_of_credits_refuses_the_same_request_only_and_ttl_zero_remembers_nothing():
     memory = FailureMemory(ttl=60)
-    memory.record(REQUEST, ACCOUNT, failure_error(CREDIT_MESSAGE), now=0)
-    refused = memory.refusal(OTHER, ACCOUNT, now=10)
+    memory.record(REQUEST, failure_error(CREDIT_MESSAGE), now=0)
+    refused = memory.refusal(REQUEST, now=10)
     assert type(refused) is OutOfCredits and refused.status_code == 402
-    assert memory.refusal(OTHER, "another-account", now=10) is None
+    assert memory.refusal(OTHER, now=10) is None  # after a top-up the account's next request runs
     off = FailureMemory(ttl=0)
     for now in range(3):
-        assert type(off.record(REQUEST, ACCOUNT, failure_error(UNEXPLAINED_MESSAGE), now=now)) is AgentFailed
-    assert off.refusal(REQUEST, ACCOUNT, now=3) is None
+        assert type(off.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=now)) is AgentFailed
+    assert off.refusal(REQUEST, now=3) is None
 
 
 def test_the_memory_is_bounded():
     memory = FailureMemory(ttl=300, capacity=3)
-    keys = [failure_key("b", "t", str(i).encode())[0] for i in range(5)]
+    keys = [failure_key("b", "t", str(i).encode()) for i in range(5)]
     for key in keys:
-        memory.record(key, ACCOUNT, failure_error(DETERMINISTIC_MESSAGE), now=0)
-    assert [memory.refusal(key, ACCOUNT, now=1) is not None for key in keys] == [
+        memory.record(key, failure_error(DETERMINISTIC_MESSAGE), now=0)
+    assert [memory.refusal(key, now=1) is not None for key in keys] == [
         False,
         False,
         True,
