@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # for type checkers only: the names below, resolved as the ru
 # litellm: tests and the CLI set LiteLLM's environment before it loads.
 _PUBLIC: dict[str, str] = {
     "AgentFailed": ".core",
+    "AgentFailedPermanently": ".core",
     "Assembler": ".core",
     "AuthenticationFailed": ".core",
     "BadRequest": ".core",
@@ -40,6 +41,7 @@ _PUBLIC: dict[str, str] = {
     "MissingCredential": ".core",
     "ModelDowngraded": ".core",
     "ModelNotFound": ".core",
+    "OutOfCredits": ".core",
     "PROVIDER": ".provider",
     "PermissionDenied": ".core",
     "RateLimited": ".core",

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..core import (
-    AgentFailed,
     Assembler,
     ConolError,
     CreateSessionBody,
@@ -29,6 +28,7 @@ from ..core import (
     Timing,
     UpstreamError,
     coalesce,
+    failure_error,
     parse_event,
     unreadable_reason,
 )
@@ -263,7 +263,7 @@ class SessionRun:
                 raise item.error
             policy.on_status(now, item.value)
             if policy.is_failed:
-                raise AgentFailed(f"conol session {session_id} ended with status {policy.status!r}")
+                raise failure_error(None, "status", status=policy.status, session_id=session_id)
             unfinished = not policy.is_terminal or policy.stream_failed
             if policy.stream_closed and item.value is not None and unfinished:
                 self._reconnect(policy, session_id, inbox, tasks)

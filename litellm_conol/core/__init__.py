@@ -51,6 +51,18 @@ from ._cutter import (
 from ._cutter import (
     Cut as Cut,
 )
+from ._effort import (
+    EffortChoice as EffortChoice,
+)
+from ._effort import (
+    choose_effort as choose_effort,
+)
+from ._effort import (
+    effort_inputs as effort_inputs,
+)
+from ._effort import (
+    map_effort as map_effort,
+)
 from ._end_policy import (
     TERMINAL_STATUSES as TERMINAL_STATUSES,
 )
@@ -85,6 +97,9 @@ from ._errors import (
     AgentFailed as AgentFailed,
 )
 from ._errors import (
+    AgentFailedPermanently as AgentFailedPermanently,
+)
+from ._errors import (
     AuthenticationFailed as AuthenticationFailed,
 )
 from ._errors import (
@@ -106,6 +121,9 @@ from ._errors import (
     ModelNotFound as ModelNotFound,
 )
 from ._errors import (
+    OutOfCredits as OutOfCredits,
+)
+from ._errors import (
     PermissionDenied as PermissionDenied,
 )
 from ._errors import (
@@ -119,6 +137,18 @@ from ._errors import (
 )
 from ._errors import (
     UpstreamUnavailable as UpstreamUnavailable,
+)
+from ._failures import (
+    FailureMemory as FailureMemory,
+)
+from ._failures import (
+    classify_failure as classify_failure,
+)
+from ._failures import (
+    failure_error as failure_error,
+)
+from ._failures import (
+    failure_key as failure_key,
 )
 from ._options import (
     HEALTH_CHECK_ACCOUNT as HEALTH_CHECK_ACCOUNT,
@@ -137,9 +167,6 @@ from ._options import (
 )
 from ._render import (
     convert_tools as convert_tools,
-)
-from ._render import (
-    map_effort as map_effort,
 )
 from ._session_info import (
     RunStats as RunStats,

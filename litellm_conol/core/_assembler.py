@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._cutter import AnswerCutter, Cut
-from ._errors import AgentFailed
+from ._failures import failure_error
 from ._render import tool_arguments
 from ._wire import ConolEvent, ContentPart, DoneEvent, ErrorEvent, HistoryDelta, LogEntry, Stage, ToolUse
 
@@ -242,7 +242,7 @@ class Assembler:
             self.done = True
             return []
         if isinstance(event, ErrorEvent):
-            raise AgentFailed(f"conol agent error: {event.message or event.error or 'no message given'}")
+            raise failure_error(event.message or event.error, "event")
         return self._feed_delta(event)
 
     def feed_all(self, events: Iterable[ConolEvent]) -> list[Piece]:

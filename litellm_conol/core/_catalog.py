@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from ._effort import DEFAULT_LADDER, check_ladder
 from ._errors import ModelNotFound
+from ._wire import Effort
 
 # The model-map fields a catalog entry may carry, with the type LiteLLM expects of each (bool before
 # int matters: a JSON ``true`` is no token count). Any other key is refused: a typo must not pass as data.
@@ -50,12 +54,20 @@ class CatalogModel:
 @dataclass(frozen=True, slots=True)
 class Catalog:
     models: tuple[CatalogModel, ...]
+    # model id -> the agentEffort steps it runs at, lowest first (``effort_ladders`` in models.json)
+    effort_ladders: Mapping[str, tuple[Effort, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     def extended(self, extra: Catalog) -> Catalog:
-        """This catalog plus ``extra``'s models; an ``extra`` model with a known id replaces it."""
+        """This catalog plus ``extra``'s models and ladders; an ``extra`` model (or ladder) with a
+        known id replaces it."""
         replacing = {model.id: model for model in extra.models}
         kept = tuple(replacing.pop(model.id, model) for model in self.models)
-        return Catalog(models=kept + tuple(replacing.values()))
+        ladders = MappingProxyType({**self.effort_ladders, **extra.effort_ladders})
+        return Catalog(models=kept + tuple(replacing.values()), effort_ladders=ladders)
+
+    def ladder(self, model_id: str) -> tuple[Effort, ...]:
+        """The efforts conol runs ``model_id`` at; the sheet's four for a model with no ladder."""
+        return self.effort_ladders.get(model_id, DEFAULT_LADDER)
 
     def resolve(self, model: str) -> CatalogModel:
         """Map a LiteLLM model name (``conol/`` prefix optional, either id form) to a known model."""
@@ -80,7 +92,16 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     models = tuple(
         CatalogModel(id=m["id"], agent_model=m["agent_model"], info=_info(m)) for m in raw["models"]
     )
-    return Catalog(models=models)
+    return Catalog(models=models, effort_ladders=_ladders(raw.get("effort_ladders")))
+
+
+def _ladders(raw: Any) -> Mapping[str, tuple[Effort, ...]]:
+    if raw is None:
+        return MappingProxyType({})
+    if not isinstance(raw, dict):
+        raise ValueError("effort_ladders must be an object: model id -> list of effort words")
+    # keys starting with "_" are comments (JSON has none)
+    return MappingProxyType({k: check_ladder(k, v) for k, v in raw.items() if not k.startswith("_")})
 
 
 def _info(entry: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -66,9 +66,40 @@ class RateLimited(ConolError):
 
 
 class AgentFailed(ConolError):
-    """The agent itself failed: an ``error`` event or a failed/error session status."""
+    """The agent itself failed: an ``error`` event or a failed/error session status.
+
+    500, so the Router and the clients' SDKs retry it: a first failure may be transient. ``kind``
+    and ``signature`` (``_failures``) say what failed, without session ids, so a retry that fails
+    the same way can be told from one that fails differently.
+    """
 
     status = 500
+    kind = "unexplained"
+    signature = ""
+
+
+class AgentFailedPermanently(AgentFailed):
+    """The agent failed in a way a retry repeats: a non-transient message, or the same failure twice.
+
+    400, LiteLLM's ``BadRequestError``: no SDK (openai, anthropic: only 408/409/429/5xx), no Codex
+    (4xx but 401/429) and no Router (``litellm.should_retry``) retries it, so one such failure costs
+    at most two conol sessions instead of one per retry.
+    """
+
+    status = 400
+    kind = "deterministic"
+
+
+class OutOfCredits(AgentFailed):
+    """conol said the account's credit balance is too low (addendum §2.5).
+
+    402, LiteLLM's ``PaymentRequiredError`` (a ``BadRequestError`` keeping 402): never retried (as
+    400), but unlike a 400 from a provider it still runs the Router's fallbacks (another deployment
+    may be another account) and cools this deployment down where its model group has others.
+    """
+
+    status = 402
+    kind = "out_of_credits"
 
 
 class UpstreamError(ConolError):

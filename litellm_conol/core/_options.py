@@ -15,10 +15,11 @@ from typing import Any, Literal
 from ._budgets import SplitTimeout, max_concurrent_polls, request_timing, timeout_seconds
 from ._catalog import Catalog, CatalogModel, default_catalog
 from ._cutter import AnswerLimits
+from ._effort import choose_effort, effort_inputs
 from ._end_policy import Timing
 from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._errors import BadRequest, MissingCredential
-from ._render import convert_tools, map_effort, render_messages
+from ._render import convert_tools, render_messages
 from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
 from ._wire import CreateSessionBody, TextPart, ToolSpec
 
@@ -82,8 +83,13 @@ def build_request(
     api_base: str | None,
     optional_params: Mapping[str, Any],
     timeout: float | SplitTimeout | None,
+    original_body: Mapping[str, Any] | None = None,
 ) -> ConolRequest:
-    """Validate and resolve one call; raises our 4xx errors before any network call."""
+    """Validate and resolve one call; raises our 4xx errors before any network call.
+
+    ``original_body`` is the request as the client sent it to the proxy (``None`` in-process): the
+    effort keys LiteLLM's adapters drop or rewrite are read there.
+    """
     params = _merged_params(optional_params)
     _refuse_unsupported(params)
     limits = answer_limits(params)
@@ -98,9 +104,7 @@ def build_request(
         messages=parts,
         timezone=str(params.get("timezone") or os.environ.get(ENV_TIMEZONE) or "UTC"),
         agent_model=catalog_model.agent_model,
-        agent_effort=map_effort(
-            params.get("reasoning_effort"), params.get("reasoning"), params.get("thinking")
-        ),
+        agent_effort=_effort(params, original_body, configured_catalog().ladder(catalog_model.id)),
         tools=tools or None,
     )
     return ConolRequest(
@@ -158,6 +162,19 @@ def _catalog_model(model: str, agent_model: Any) -> CatalogModel:
             f"agent_model must be a non-empty string (the agentModel conol receives), got {agent_model!r}"
         )
     return CatalogModel(id=model.removeprefix("conol/"), agent_model=agent_model.strip())
+
+
+def _effort(params: Mapping[str, Any], original_body: Mapping[str, Any] | None, ladder: Any) -> Any:
+    # A caller's body keys reach optional_params too, and over the deployment's: a cap the
+    # request could lift would be no cap.
+    if original_body and original_body.get("max_effort") is not None:
+        raise BadRequest("max_effort is a deployment setting (litellm_params); a request cannot set it")
+    return choose_effort(
+        effort_inputs(params, original_body),
+        ladder=ladder,
+        default_effort=params.get("default_effort"),
+        max_effort=params.get("max_effort"),
+    ).effort
 
 
 def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:

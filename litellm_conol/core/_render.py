@@ -1,4 +1,4 @@
-"""OpenAI-shaped request pieces → conol's request: the transcript, the tools, the effort.
+"""OpenAI-shaped request pieces → conol's request: the transcript and the tools (the effort: ``_effort``).
 
 conol only ever receives a transcript of text parts, never roles (spec §2.1), so each OpenAI
 message becomes one text part with a visible marker for who said it.
@@ -10,20 +10,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ._effort import map_effort as map_effort  # re-exported: its home was here
 from ._errors import BadRequest
-from ._wire import Effort, TextPart, ToolSpec
+from ._tool_hygiene import is_deferred, schema_keywords_only
+from ._wire import TextPart, ToolSpec
 
 BUILTIN_TOOLS = frozenset({"WebSearch", "Fetch", "SetIntention", "WriteNote", "ReadNote"})
-
-_EFFORTS: dict[str, Effort] = {
-    "none": "low",
-    "minimal": "low",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "xhigh": "max",
-    "max": "max",
-}
 
 _KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
@@ -121,10 +113,13 @@ def _part_text(part: Any, where: str) -> str:
 
 
 def convert_tools(tools: Sequence[Any] | None) -> list[ToolSpec]:
-    """OpenAI- or Anthropic-format tool definitions → conol's Anthropic format, validated."""
+    """OpenAI- or Anthropic-format tool definitions → conol's Anthropic format, validated; deferred
+    tools left out and schemas cut to JSON Schema keywords (``_tool_hygiene``)."""
     specs: list[ToolSpec] = []
     seen: set[str] = set()
     for index, tool in enumerate(tools or ()):
+        if _deferred(tool):
+            continue  # a placeholder the client loads later: not callable, so not conol's to offer
         spec = _convert_tool(index, tool)
         if spec.name in seen:
             raise BadRequest(f"tool {spec.name!r} is defined more than once")
@@ -155,47 +150,17 @@ def _convert_tool(index: int, tool: Any) -> ToolSpec:
         schema = {"type": "object", "properties": {}}
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         raise BadRequest(f"tool {name!r}: its parameters schema must be a JSON object schema (type 'object')")
-    return ToolSpec(name=name, description=str(description or ""), input_schema=dict(schema))
+    return ToolSpec(name=name, description=str(description or ""), input_schema=schema_keywords_only(schema))
+
+
+def _deferred(tool: Any) -> bool:
+    if not isinstance(tool, Mapping):
+        return False
+    function = tool.get("function")
+    schema = function.get("parameters") if isinstance(function, Mapping) else tool.get("input_schema")
+    return is_deferred(tool, function, schema)
 
 
 def tool_arguments(arguments: Any) -> str:
     """conol tool input → OpenAI ``function.arguments`` (spec §2.4: ``ensure_ascii=False``)."""
     return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-
-
-# --- effort -------------------------------------------------------------------------------------
-
-
-# Anthropic ``thinking.budget_tokens`` → effort: LiteLLM's own thresholds for medium and high
-# (``DEFAULT_REASONING_EFFORT_*_THINKING_BUDGET``), and its xhigh one for conol's max.
-_THINKING_BUDGETS: tuple[tuple[int, Effort], ...] = ((8192, "max"), (4096, "high"), (2048, "medium"))
-
-
-def map_effort(reasoning_effort: Any = None, reasoning: Any = None, thinking: Any = None) -> Effort:
-    """OpenAI ``reasoning_effort`` (or ``reasoning: {effort}``, or Anthropic ``thinking``) → conol
-    ``agentEffort``; default low.
-
-    LiteLLM's ``/v1/messages`` adapter passes a request's ``thinking`` on as is for models whose
-    name says claude (``conol/claude-…``), and as ``reasoning_effort`` (a string, or
-    ``{effort, summary}``) for the others.
-    """
-    value = reasoning_effort
-    if isinstance(value, Mapping):
-        value = value.get("effort")
-    if value is None and isinstance(reasoning, Mapping):
-        value = reasoning.get("effort")
-    if value is None:
-        return _thinking_effort(thinking)
-    effort = _EFFORTS.get(str(value).lower())
-    if effort is None:
-        raise BadRequest(f"reasoning_effort {value!r} is not one of {sorted(_EFFORTS)}")
-    return effort
-
-
-def _thinking_effort(thinking: Any) -> Effort:
-    if not isinstance(thinking, Mapping) or thinking.get("type") != "enabled":
-        return "low"  # disabled, or adaptive (no budget to go by)
-    budget = thinking.get("budget_tokens")
-    if not isinstance(budget, int) or isinstance(budget, bool):
-        raise BadRequest(f"thinking.budget_tokens {budget!r} is not a whole number")
-    return next((effort for floor, effort in _THINKING_BUDGETS if budget >= floor), "low")

@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-Effort = Literal["low", "medium", "high", "max"]
+# The sheet's words (low…max, spec §2.1) and OR2's (minimal…xhigh, addendum §2.4): a ladder in
+# models.json may use either; what a request asks for is mapped onto it in ``_effort``.
+Effort = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 # --- what we send -------------------------------------------------------------------------------

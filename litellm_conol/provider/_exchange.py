@@ -23,6 +23,7 @@ from litellm.types.utils import Delta, ModelResponseStream, Usage
 
 from ..client import SessionRun, Transport, shared_client
 from ..core import (
+    AgentFailed,
     AnswerCutter,
     Assembler,
     BadRequest,
@@ -48,6 +49,7 @@ from ._chunks import (
     reasoning_tokens,
     result_fields,
 )
+from ._failure_memory import FailureGuard
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,21 @@ class Exchange:
         conversation = list(self.messages)
         for turn in range(self.request.max_repair_turns + 1):
             body = self.request.body if turn == 0 else self.request.body_for(conversation)
+            guard = FailureGuard.of(self.request, body)
+            guard.check()  # a failure this request is known to repeat: no session spent on it
             run = session_run(self.request, body, await answer_cutter(self.request))
             self.runs.append(run)
             self.prompts.append(conversation)
             live = maker if turn == 0 and not self.holds_answer else None
-            async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
-                yield chunk
+            try:
+                async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                    yield chunk
+            except AgentFailed as failure:
+                classified = guard.failed(failure)
+                if classified is failure:
+                    raise
+                raise classified from failure
+            guard.succeeded()
             rejection = self._judge(run.assembler)
             if rejection is None:
                 break
@@ -216,16 +227,23 @@ async def session_chunks(
 
     ``hold_calls``: client tool calls are not streamed (they are validated when the turn ends).
     """
-    opened = False
+    # The opening chunk waits for the first content: an agent that fails before saying anything
+    # then fails before the proxy's first chunk, and the proxy answers with the error's HTTP status
+    # (which SDKs and Codex decide retries by) rather than a 200 stream ending in an error event.
+    opened = announced = False
     async for pieces in run.pieces():
         if not opened:  # the session was just created
             opened = True
             _check_model(request, run.info)
-            if maker is not None and run.info is not None:
+        elif maker is not None and run.info is not None:
+            chunks = maker.for_pieces(_streamable(pieces, hold_calls), run.assembler)
+            if chunks and not announced:
+                announced = True
                 yield maker.opening(run.info)
-        elif maker is not None:
-            for chunk in maker.for_pieces(_streamable(pieces, hold_calls), run.assembler):
+            for chunk in chunks:
                 yield chunk
+    if maker is not None and run.info is not None and not announced:
+        yield maker.opening(run.info)
     if request.tool_choice_required and not run.assembler.tool_calls:
         raise BadRequest("tool_choice is 'required' but the model answered without calling a tool")
 

@@ -81,7 +81,21 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
         api_base=api_base,
         optional_params=kwargs.get("optional_params") or {},
         timeout=timeout,
+        original_body=original_body(kwargs.get("litellm_params")),
     )
+
+
+def original_body(litellm_params: Any) -> dict[str, Any] | None:
+    """The request body as the client sent it to the proxy; ``None`` outside the proxy.
+
+    The proxy keeps it in ``litellm_params["proxy_server_request"]["body"]`` (LiteLLM 1.108), before
+    its ``/v1/messages`` adapter drops ``output_config`` and rewrites ``thinking`` for non-Claude names.
+    """
+    if not isinstance(litellm_params, dict):
+        return None
+    server_request = litellm_params.get("proxy_server_request")
+    body = server_request.get("body") if isinstance(server_request, dict) else None
+    return body if isinstance(body, dict) else None
 
 
 conol_llm = ConolLLM()

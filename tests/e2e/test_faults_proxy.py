@@ -47,6 +47,12 @@ litellm_conol.register()
 PROXY_POLL_SLOTS = 2
 
 
+@pytest.fixture(autouse=True)
+def _no_failure_memory(monkeypatch):
+    # the rows repeat the same request on every path: that a repeat is refused is tested elsewhere
+    monkeypatch.setenv("CONOL_FAILURE_MEMORY_SECONDS", "0")
+
+
 @pytest.fixture(scope="module")
 def fault_proxy(tmp_path_factory):
     """A proxy with no retries and no cooldowns, so each request meets its fault exactly once."""
@@ -61,6 +67,8 @@ def fault_proxy(tmp_path_factory):
             "CONOL_SESSION_TOKEN": server.token,
             # every fault row also runs with polls queued behind a small limit
             "CONOL_MAX_CONCURRENT_POLLS": str(PROXY_POLL_SLOTS),
+            # each row meets its fault once per path: no memory of the same request's failure
+            "CONOL_FAILURE_MEMORY_SECONDS": "0",
         }
         with running_proxy(tmp_path_factory.mktemp("fault-proxy"), config, env) as proxy:
             yield server, proxy

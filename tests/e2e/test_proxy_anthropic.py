@@ -142,7 +142,9 @@ def test_an_agent_error_mid_stream_is_an_anthropic_error_event_not_a_short_answe
     text = []
     with (
         pytest.raises(anthropic.APIError, match="upstream model crashed"),
-        claude.messages.stream(model=MODEL, max_tokens=256, messages=user("[[fake:error]]")) as stream,
+        claude.messages.stream(
+            model=MODEL, max_tokens=256, messages=user("Anthropic [[fake:error]]")
+        ) as stream,
     ):
         for event in stream:
             if event.type == "content_block_delta" and event.delta.type == "text_delta":
@@ -168,4 +170,4 @@ def test_a_claude_code_style_request_thinking_enabled_is_accepted_and_sets_the_e
         ("thinking", BUILTINS["tool_call"].final_reasoning),
         ("tool_use", TOOL_CALL.name, TOOL_CALL.arguments),
     ]
-    assert proxy_fake.last_session.effort == "max"
+    assert proxy_fake.last_session.effort == "high"  # the top of claude-haiku-4-5's ladder

@@ -105,7 +105,7 @@ def test_function_call_streamed_then_its_output_streamed(proxy_fake_and_client):
 
 def test_an_agent_error_mid_stream_ends_in_response_failed(proxy_fake_and_client):
     _, client = proxy_fake_and_client
-    events = list(client.responses.create(model=MODEL, input="[[fake:error]]", stream=True))
+    events = list(client.responses.create(model=MODEL, input="Responses [[fake:error]]", stream=True))
     text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
     assert text == BUILTINS["error"].final_text
     assert events[-1].type == "response.failed"

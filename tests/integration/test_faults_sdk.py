@@ -48,6 +48,12 @@ litellm_conol.register()
 # --- through the SDK ------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _no_failure_memory(monkeypatch):
+    # the rows repeat the same request on every path: that a repeat is refused is tested elsewhere
+    monkeypatch.setenv("CONOL_FAILURE_MEMORY_SECONDS", "0")
+
+
 @pytest.fixture
 def fault_fake(conol_fake: FakeConol) -> FakeConol:
     for scenario in EXTRA_SCENARIOS:

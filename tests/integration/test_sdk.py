@@ -175,7 +175,7 @@ def test_whole_conversation_is_rendered(kw, conol_fake):
         ({"reasoning_effort": "minimal"}, "low"),
         ({"reasoning_effort": "medium"}, "medium"),
         ({"reasoning_effort": "high"}, "high"),
-        ({"reasoning_effort": "xhigh"}, "max"),
+        ({"reasoning_effort": "xhigh"}, "high"),  # the top of claude-haiku-4-5's ladder
         ({"reasoning": {"effort": "high"}}, "high"),
         ({"extra_body": {"reasoning_effort": "medium"}}, "medium"),
     ],
@@ -278,7 +278,7 @@ def test_error_event_raises_instead_of_answering(kw):
 
 
 async def test_error_event_mid_stream_raises_from_the_stream(kw):
-    stream = await litellm.acompletion(**ask("[[fake:error]]"), stream=True, **kw)
+    stream = await litellm.acompletion(**ask("Mid-stream [[fake:error]]"), stream=True, **kw)
     received = []
     # After the first chunk LiteLLM wraps any provider error in MidStreamFallbackError (as for openai/…),
     # keeping the original exception and its status for the Router.

@@ -396,7 +396,7 @@ def test_effort_from_reasoning_object_and_bad_value():
         ({"type": "enabled", "budget_tokens": 4096}, "high"),
         ({"type": "enabled", "budget_tokens": 31999}, "max"),
         ({"type": "disabled"}, "low"),
-        ({"type": "adaptive"}, "low"),
+        ({"type": "adaptive"}, "high"),  # adaptive, no effort given: Anthropic's default
     ],
 )
 def test_effort_from_anthropic_thinking(thinking, expected):

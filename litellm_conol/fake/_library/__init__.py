@@ -6,12 +6,20 @@ client returns, so tests never hard-code texts.
 
 One module per theme: ``_core`` (plain answers, endings, closes, event shapes), ``_limits`` (stop
 sequences, max_tokens), ``_tools`` (client tools, built-in web search), ``_faults`` (failing creates,
-stalls, malformed events), ``_structured`` (JSON answers and tool arguments with repair turns).
+stalls, malformed events), ``_structured`` (JSON answers and tool arguments with repair turns),
+``_agent_errors`` (agent failures of each class: out of credits, unexplained, transient, deterministic).
 """
 
 from __future__ import annotations
 
 from .._scenarios import Scenario
+from ._agent_errors import (
+    CREDIT_MESSAGE,
+    DETERMINISTIC_MESSAGE,
+    TRANSIENT_MESSAGE,
+    UNEXPLAINED_MESSAGE,
+    agent_error_scenarios,
+)
 from ._common import long_text
 from ._core import HELLO_TEXT, HELLO_THINKING, UNICODE_TEXT, UNICODE_THINKING, core_scenarios
 from ._faults import BAD_GATEWAY_HTML, fault_scenarios
@@ -37,6 +45,7 @@ BUILTINS: dict[str, Scenario] = {
         *tool_scenarios(),
         *fault_scenarios(),
         *structured_scenarios(),
+        *agent_error_scenarios(),
     ]
 }
 
@@ -46,6 +55,8 @@ __all__ = [
     "BAD_GATEWAY_HTML",
     "BUILTINS",
     "CITY_WRONG_KEY",
+    "CREDIT_MESSAGE",
+    "DETERMINISTIC_MESSAGE",
     "HELLO_TEXT",
     "HELLO_THINKING",
     "NOT_JSON",
@@ -58,6 +69,8 @@ __all__ = [
     "STOP_SPLIT_ANSWER",
     "STOP_SPLIT_TEXT",
     "TOKYO",
+    "TRANSIENT_MESSAGE",
+    "UNEXPLAINED_MESSAGE",
     "UNICODE_TEXT",
     "UNICODE_THINKING",
     "WEATHER_THINKING",

@@ -1,0 +1,58 @@
+"""The process's memory of recent agent failures (``core.FailureMemory``), keyed per request.
+
+One per process: each proxy worker remembers its own (``docs/effort-and-retries.md`` says what
+that means for the session budget). ``CONOL_FAILURE_MEMORY_SECONDS`` (default 300; 0 turns it off)
+is how long a failure is remembered.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from ..core import AgentFailed, BadRequest, ConolRequest, CreateSessionBody, FailureMemory, failure_key
+
+ENV_FAILURE_MEMORY = "CONOL_FAILURE_MEMORY_SECONDS"
+DEFAULT_SECONDS = 300.0
+
+
+def _seconds() -> float:
+    raw = os.environ.get(ENV_FAILURE_MEMORY, "").strip()
+    if not raw:
+        return DEFAULT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86400:
+        raise BadRequest(f"{ENV_FAILURE_MEMORY} must be a number of seconds from 0 to 86400, got {raw!r}")
+    return seconds
+
+
+_memory = FailureMemory(ttl=DEFAULT_SECONDS)
+
+
+@dataclass(frozen=True)
+class FailureGuard:
+    """One session body's view of the memory: refuse a known failure, classify a new one."""
+
+    request_key: str
+
+    @classmethod
+    def of(cls, request: ConolRequest, body: CreateSessionBody) -> FailureGuard:
+        _memory.ttl = _seconds()
+        endpoint = request.endpoint
+        return cls(failure_key(endpoint.base_url, endpoint.token, body.to_json()))
+
+    def check(self) -> None:
+        """Raise the remembered failure instead of spending a session on it."""
+        refusal = _memory.refusal(self.request_key, time.monotonic())
+        if refusal is not None:
+            raise refusal
+
+    def failed(self, error: AgentFailed) -> AgentFailed:
+        return _memory.record(self.request_key, error, time.monotonic())
+
+    def succeeded(self) -> None:
+        _memory.forget(self.request_key)

@@ -1,0 +1,162 @@
+"""Agent failures, classified (core/_failures) and remembered (FailureMemory), and what LiteLLM's
+exception mapping and the Router make of each class."""
+
+from __future__ import annotations
+
+import json
+
+import litellm
+import pytest
+from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+from litellm.router_utils.fallback_event_handlers import is_bad_request_without_fallback
+
+from litellm_conol.core import (
+    AgentFailed,
+    AgentFailedPermanently,
+    Assembler,
+    FailureMemory,
+    OutOfCredits,
+    classify_failure,
+    failure_error,
+    failure_key,
+    parse_event,
+)
+from litellm_conol.fake._library import (
+    CREDIT_MESSAGE,
+    DETERMINISTIC_MESSAGE,
+    TRANSIENT_MESSAGE,
+    UNEXPLAINED_MESSAGE,
+)
+
+pytestmark = pytest.mark.timeout(30)
+
+
+@pytest.mark.parametrize(
+    "message, source, kind",
+    [
+        (CREDIT_MESSAGE, "event", "out_of_credits"),
+        ("credit balance is too low", "preview", "out_of_credits"),
+        ("Credit Balance Is Too Low", "event", "out_of_credits"),
+        (DETERMINISTIC_MESSAGE, "event", "deterministic"),
+        ("invalid_request_error: tools.3.input_schema", "event", "deterministic"),
+        (TRANSIENT_MESSAGE, "event", "transient"),
+        ("upstream rate limit reached", "preview", "transient"),
+        (UNEXPLAINED_MESSAGE, "event", "unexplained"),
+        ("agent failed: upstream model crashed", "event", "unexplained"),
+        (None, "event", "unexplained"),
+        ("", "event", "unexplained"),
+        ("credit balance is too low", "status", "unexplained"),  # a status carries no words
+    ],
+)
+def test_classification_is_a_function_of_the_words_and_the_source(message, source, kind):
+    assert classify_failure(message, source) == kind
+
+
+def test_each_class_is_its_exception_with_a_signature_free_of_session_ids():
+    credits = failure_error(CREDIT_MESSAGE)
+    assert type(credits) is OutOfCredits and credits.status_code == 402
+    assert credits.headers == {"x-should-retry": "false"}
+    assert type(failure_error(DETERMINISTIC_MESSAGE)) is AgentFailedPermanently
+    unexplained = failure_error(UNEXPLAINED_MESSAGE)
+    assert type(unexplained) is AgentFailed and unexplained.status_code == 500 and unexplained.headers == {}
+    assert unexplained.signature == f"event:{UNEXPLAINED_MESSAGE}"
+    a = failure_error(None, "status", status="failed", session_id="s1")
+    b = failure_error(None, "status", status="failed", session_id="s2")
+    assert str(a) == "conol session s1 ended with status 'failed'"
+    assert a.signature == b.signature == "status:failed"
+
+
+def test_the_assembler_raises_the_classified_error_for_an_error_event():
+    with pytest.raises(OutOfCredits, match="credit balance is too low"):
+        Assembler().feed(parse_event(json.dumps({"type": "error", "message": CREDIT_MESSAGE})))
+
+
+def _litellm(error: Exception) -> Exception:
+    with pytest.raises(Exception) as caught:
+        exception_type(model="conol/x", original_exception=error, custom_llm_provider="conol")
+    return caught.value
+
+
+def test_what_litellm_and_its_router_make_of_each_class(monkeypatch):
+    monkeypatch.setattr(litellm, "suppress_debug_info", True)
+    credits = _litellm(failure_error(CREDIT_MESSAGE))
+    permanent = _litellm(failure_error(DETERMINISTIC_MESSAGE))
+    unexplained = _litellm(failure_error(UNEXPLAINED_MESSAGE))
+    assert (type(credits), credits.status_code) == (litellm.PaymentRequiredError, 402)
+    assert (type(permanent), permanent.status_code) == (litellm.BadRequestError, 400)
+    assert (type(unexplained), unexplained.status_code) == (litellm.InternalServerError, 500)
+    # the Router retries none of the first two, and runs fallbacks for 402 but not for a provider's 400
+    assert [litellm.should_retry(e.status_code) for e in (credits, permanent, unexplained)] == [
+        False,
+        False,
+        True,
+    ]
+    assert not is_bad_request_without_fallback(credits, False)
+    assert is_bad_request_without_fallback(permanent, False)
+
+
+REQUEST = failure_key("http://conol", "tok", b'{"messages": 1}')
+OTHER = failure_key("http://conol", "tok", b'{"messages": 2}')
+
+
+def test_keys_are_hashes_of_account_and_body():
+    assert "tok" not in REQUEST and len(REQUEST) == 64
+    assert failure_key("http://conol", "tok2", b'{"messages": 1}') != REQUEST
+    assert failure_key("http://other", "tok", b'{"messages": 1}') != REQUEST
+    assert OTHER != REQUEST
+
+
+def test_an_unexplained_failure_is_retryable_once_then_deterministic_then_refused():
+    memory = FailureMemory(ttl=300)
+    first = memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
+    assert type(first) is AgentFailed
+    assert memory.refusal(REQUEST, now=1) is None
+    second = memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=5)
+    assert type(second) is AgentFailedPermanently and second.status_code == 400
+    assert "the same request failed the same way 5 s before" in str(second)
+    refused = memory.refusal(REQUEST, now=6)
+    assert type(refused) is AgentFailedPermanently
+    assert str(refused).startswith("refused without starting a conol session: conol agent error: ")
+    assert memory.refusal(OTHER, now=6) is None  # another request of the account runs
+    assert memory.refusal(REQUEST, now=306) is None  # remembered for ttl only
+
+
+def test_a_different_failure_or_a_success_in_between_is_not_a_repeat():
+    memory = FailureMemory(ttl=300)
+    memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
+    assert type(memory.record(REQUEST, failure_error("something else"), now=1)) is AgentFailed
+    memory.forget(REQUEST)
+    assert type(memory.record(REQUEST, failure_error("something else"), now=2)) is AgentFailed
+
+
+def test_transient_failures_stay_retryable_however_often():
+    memory = FailureMemory(ttl=300)
+    for now in range(5):
+        assert type(memory.record(REQUEST, failure_error(TRANSIENT_MESSAGE), now=now)) is AgentFailed
+    assert memory.refusal(REQUEST, now=5) is None
+
+
+def test_out_of_credits_refuses_the_same_request_only_and_ttl_zero_remembers_nothing():
+    memory = FailureMemory(ttl=60)
+    memory.record(REQUEST, failure_error(CREDIT_MESSAGE), now=0)
+    refused = memory.refusal(REQUEST, now=10)
+    assert type(refused) is OutOfCredits and refused.status_code == 402
+    assert memory.refusal(OTHER, now=10) is None  # after a top-up the account's next request runs
+    off = FailureMemory(ttl=0)
+    for now in range(3):
+        assert type(off.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=now)) is AgentFailed
+    assert off.refusal(REQUEST, now=3) is None
+
+
+def test_the_memory_is_bounded():
+    memory = FailureMemory(ttl=300, capacity=3)
+    keys = [failure_key("b", "t", str(i).encode()) for i in range(5)]
+    for key in keys:
+        memory.record(key, failure_error(DETERMINISTIC_MESSAGE), now=0)
+    assert [memory.refusal(key, now=1) is not None for key in keys] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
