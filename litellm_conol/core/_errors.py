@@ -66,9 +66,25 @@ class RateLimited(ConolError):
 
 
 class AgentFailed(ConolError):
-    """The agent itself failed: an ``error`` event or a failed/error session status."""
+    """The agent itself failed: an ``error`` event, an ``error`` preview (e.g. "credit balance is too
+    low") or a failed/error session status.
+
+    ``agent_message`` is conol's own text, unprefixed, when conol gave one: what a retry rule reads to
+    tell a failure that repeats (no credits) from one that may not.
+    """
 
     status = 500
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        agent_message: str | None = None,
+    ):
+        super().__init__(message, status_code=status_code, headers=headers)
+        self.agent_message = agent_message
 
 
 class UpstreamError(ConolError):
