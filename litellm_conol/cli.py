@@ -141,7 +141,7 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
     """Where conol is and the token, from the flags or the environment; None (after saying so)
     without a token."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
-    from .core import DEFAULT_BASE_URL, Endpoint
+    from .core import DEFAULT_BASE_URL, Endpoint, MissingCredential, session_token
 
     token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
     if not token:
@@ -149,6 +149,11 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
             f"litellm-conol {args.command}: no token (set CONOL_SESSION_TOKEN or pass --token)",
             file=sys.stderr,
         )
+        return None
+    try:
+        token = session_token(token)  # a raw, percent-encoded or pasted-Cookie-header credential
+    except MissingCredential as exc:
+        print(f"litellm-conol {args.command}: {exc.message}", file=sys.stderr)
         return None
     return Endpoint(
         base_url=args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL, token=token
