@@ -1,7 +1,8 @@
 """Core pieces → LiteLLM's types: streaming chunks, the final ModelResponse, usage, extra fields.
 
-conol reports no token usage, so it is estimated with LiteLLM's own token counter and marked
-``usage_estimated`` in ``provider_specific_fields``.
+Usage is conol's ``contextUsage`` where an event carried it (``core.turn_usage`` says how it maps),
+otherwise estimated with LiteLLM's own token counter; ``provider_specific_fields`` says which
+(``usage``: ``"reported"`` or ``"estimated"``, and ``usage_estimated``).
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ from ..core import (
     Assembler,
     BuiltinToolUse,
     ClientToolCall,
+    ContextUsage,
     Piece,
     ReasoningDelta,
     RunStats,
     SessionInfo,
     TextDelta,
+    TurnUsage,
+    reported_model,
+    turn_usage,
 )
 
 
@@ -58,12 +63,26 @@ def answer_token_counter(model: str) -> Callable[[str], int]:
 
 def estimate_usage(messages: Sequence[Any], assembler: Assembler) -> Usage:
     prompt = litellm.token_counter(messages=list(messages))
+    completion = estimate_completion(assembler)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+
+
+def estimate_completion(assembler: Assembler) -> int:
     completion_text = assembler.final_text + assembler.final_reasoning
     completion_text += "".join(call.name + call.arguments for call in assembler.tool_calls)
-    completion = (
-        litellm.token_counter(text=completion_text, count_response_tokens=True) if completion_text else 0
-    )
-    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    if not completion_text:
+        return 0
+    return int(litellm.token_counter(text=completion_text, count_response_tokens=True))
+
+
+def turn_usage_of(messages: Sequence[Any], assembler: Assembler) -> TurnUsage:
+    """One session's usage: reported where conol sent ``contextUsage`` (the prompt is then not
+    counted here at all), else estimated."""
+    completion = estimate_completion(assembler)
+    context = assembler.context_usage
+    if context is not None and context.used_tokens:
+        return turn_usage(context, 0, completion)
+    return turn_usage(None, litellm.token_counter(messages=list(messages)), completion)
 
 
 def session_fields(info: SessionInfo | None) -> dict[str, Any]:
@@ -76,14 +95,26 @@ def session_fields(info: SessionInfo | None) -> dict[str, Any]:
     }
 
 
-def result_fields(info: SessionInfo | None, assembler: Assembler, stats: RunStats) -> dict[str, Any]:
-    """Everything a proxy client may want to know beyond the OpenAI fields."""
+def result_fields(
+    info: SessionInfo | None,
+    assembler: Assembler,
+    stats: RunStats,
+    *,
+    requested: str | None = None,
+    usage_reported: bool = False,
+) -> dict[str, Any]:
+    """Everything a proxy client may want to know beyond the OpenAI fields. ``requested``: the
+    ``agentModel`` sent, to tell whether ``contextUsage.modelId`` names another model."""
     fields = session_fields(info) | {
-        "usage_estimated": True,
+        "usage": "reported" if usage_reported else "estimated",
+        "usage_estimated": not usage_reported,
         "builtin_tools": [use.as_dict() for use in assembler.builtin_tools],
         "ended_by": stats.ended_by,
         "status_polls": stats.status_polls,
     }
+    fields |= context_fields(assembler.context_usage, requested)
+    if assembler.window_resets:
+        fields["window_resets"] = assembler.window_resets  # events dropped (their meaning is unknown)
     if assembler.dropped_calls:
         # The model called a tool that tool_choice excluded: not returned, but not hidden either.
         fields["dropped_tool_calls"] = [use.as_dict() for use in assembler.dropped_calls]
@@ -93,6 +124,24 @@ def result_fields(info: SessionInfo | None, assembler: Assembler, stats: RunStat
         # Streamed deltas cannot be taken back: say so, and give the final text.
         fields["rewritten"] = True
         fields["final_content"] = assembler.final_text
+    return fields
+
+
+def context_fields(context: ContextUsage | None, requested: str | None) -> dict[str, Any]:
+    """What ``contextUsage`` adds: its numbers, and ``modelId`` as the model that ran (a downgrade
+    the create answer did not report shows up here)."""
+    if context is None:
+        return {}
+    fields: dict[str, Any] = {
+        "context_used_tokens": context.used_tokens,
+        "context_window": context.context_window,
+    }
+    model, other = reported_model(requested or "", context)
+    if model is not None:
+        fields["effective_model"] = model
+        fields["model_reported"] = model
+        if requested is not None and other:
+            fields["model_downgraded"] = True
     return fields
 
 
@@ -230,6 +279,6 @@ def fill_model_response(
     response.model = model
     response.created = int(time.time())
     response.usage = usage
-    response._hidden_params["usage_estimated"] = True
+    response._hidden_params["usage_estimated"] = fields.get("usage_estimated", True)
     response._hidden_params["conol"] = fields
     return response

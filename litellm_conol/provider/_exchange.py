@@ -29,6 +29,7 @@ from ..core import (
     CallToCheck,
     ClientToolCall,
     ConolRequest,
+    ContextUsage,
     CreateSessionBody,
     InvalidStructuredOutput,
     ModelDowngraded,
@@ -38,9 +39,10 @@ from ..core import (
     answer_repair,
     check_answer,
     check_tool_calls,
+    reported_model,
     tool_call_repair,
 )
-from ._chunks import ChunkMaker, answer_token_counter, estimate_usage, result_fields
+from ._chunks import ChunkMaker, answer_token_counter, result_fields, turn_usage_of
 
 
 @dataclass(frozen=True)
@@ -94,23 +96,35 @@ class Exchange:
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
         last = self.last
-        fields = result_fields(last.info, last.assembler, last.stats)
+        fields = result_fields(
+            last.info,
+            last.assembler,
+            last.stats,
+            requested=self.request.body.agent_model,
+            usage_reported=self._usage_reported,
+        )
         if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
             fields["turns"] = len(self.runs)
             fields["session_ids"] = [run.info.session_id for run in self.runs if run.info is not None]
         return fields
 
     def usage(self) -> Usage:
-        """The estimate over every turn: each repair turn re-sends the whole conversation."""
-        total = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
-        for prompt, run in zip(self.prompts, self.runs, strict=True):
-            turn = estimate_usage(prompt, run.assembler)
-            total = Usage(
-                prompt_tokens=total.prompt_tokens + turn.prompt_tokens,
-                completion_tokens=total.completion_tokens + turn.completion_tokens,
-                total_tokens=total.total_tokens + turn.total_tokens,
-            )
-        return total
+        """Over every turn (each repair turn re-sends the whole conversation): conol's reported
+        numbers for a turn that carried ``contextUsage``, the estimate for one that did not."""
+        prompt = completion = 0
+        for messages, run in zip(self.prompts, self.runs, strict=True):
+            turn = turn_usage_of(messages, run.assembler)
+            prompt += turn.prompt_tokens
+            completion += turn.completion_tokens
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+
+    @property
+    def _usage_reported(self) -> bool:
+        """Every turn's usage is conol's own (one estimated turn makes the sum an estimate)."""
+        return all(
+            run.assembler.context_usage is not None and bool(run.assembler.context_usage.used_tokens)
+            for run in self.runs
+        )
 
     # -- validation --
 
@@ -216,9 +230,14 @@ async def session_chunks(
             _check_model(request, run.info)
             if maker is not None and run.info is not None:
                 yield maker.opening(run.info)
-        elif maker is not None:
+            continue
+        if request.strict_model and run.assembler.context_usage is not None:
+            _check_reported_model(request, run.assembler.context_usage)
+        if maker is not None:
             for chunk in maker.for_pieces(_streamable(pieces, hold_calls), run.assembler):
                 yield chunk
+    if request.strict_model and run.assembler.context_usage is not None:
+        _check_reported_model(request, run.assembler.context_usage)  # one that came with no text
     if request.tool_choice_required and not run.assembler.tool_calls:
         raise BadRequest("tool_choice is 'required' but the model answered without calling a tool")
 
@@ -234,4 +253,15 @@ def _check_model(request: ConolRequest, info: SessionInfo | None) -> None:
         raise ModelDowngraded(
             f"conol ran {info.effective_model!r} instead of {request.body.agent_model!r} "
             "(model downgraded) and strict_model is on"
+        )
+
+
+def _check_reported_model(request: ConolRequest, context: ContextUsage) -> None:
+    """strict_model: ``contextUsage.modelId`` naming another model is a downgrade too, found as soon
+    as an event says so (the create answer may not)."""
+    model, other = reported_model(request.body.agent_model, context)
+    if other:
+        raise ModelDowngraded(
+            f"conol reports running {model!r} instead of {request.body.agent_model!r} "
+            "(contextUsage.modelId) and strict_model is on"
         )
