@@ -6,7 +6,9 @@ client returns, so tests never hard-code texts.
 
 One module per theme: ``_core`` (plain answers, endings, closes, event shapes), ``_limits`` (stop
 sequences, max_tokens), ``_tools`` (client tools, built-in web search), ``_faults`` (failing creates,
-stalls, malformed events), ``_structured`` (JSON answers and tool arguments with repair turns).
+stalls, malformed events), ``_structured`` (JSON answers and tool arguments with repair turns),
+``_readings`` (the event shapes other clients read: stream_event/assistant, done flag, windowReset,
+the credit-error preview).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ._common import long_text
 from ._core import HELLO_TEXT, HELLO_THINKING, UNICODE_TEXT, UNICODE_THINKING, core_scenarios
 from ._faults import BAD_GATEWAY_HTML, fault_scenarios
 from ._limits import STOP_SEQUENCE, STOP_SPLIT_ANSWER, STOP_SPLIT_TEXT, limit_scenarios
+from ._readings import CREDIT_ERROR, RESET_SNAPSHOT, reading_scenarios
 from ._structured import (
     CITY_WRONG_KEY,
     NOT_JSON,
@@ -37,6 +40,7 @@ BUILTINS: dict[str, Scenario] = {
         *tool_scenarios(),
         *fault_scenarios(),
         *structured_scenarios(),
+        *reading_scenarios(),
     ]
 }
 
@@ -46,6 +50,7 @@ __all__ = [
     "BAD_GATEWAY_HTML",
     "BUILTINS",
     "CITY_WRONG_KEY",
+    "CREDIT_ERROR",
     "HELLO_TEXT",
     "HELLO_THINKING",
     "NOT_JSON",
@@ -54,6 +59,7 @@ __all__ = [
     "PERSON_CUT",
     "PERSON_JSON",
     "PERSON_WRONG_TYPE",
+    "RESET_SNAPSHOT",
     "STOP_SEQUENCE",
     "STOP_SPLIT_ANSWER",
     "STOP_SPLIT_TEXT",
