@@ -154,6 +154,12 @@ class Transport:
         except ValidationError:
             return None
 
+    async def get_raw(self, path: str, doing: str) -> tuple[int, bytes, dict[str, str]]:
+        """``GET path`` as is: its HTTP status, body and headers, for checks that judge the answer
+        themselves (``core.judge_auth``). Only unreachable raises."""
+        response = await self._send("GET", path, doing, headers=self.endpoint.headers())
+        return response.status_code, response.content, dict(response.headers)
+
     async def get_json(self, path: str, doing: str) -> tuple[int, Any]:
         """``GET path`` as is: its HTTP status and JSON body (``None`` when not JSON), for checks that
         judge the answer's shape themselves (``litellm-conol doctor``). Only unreachable raises."""
