@@ -51,9 +51,12 @@ class FakeState:
         ping_interval: float,
         known_models: Iterable[str],
         drift: str | None = None,
+        readings: Mapping[str, Any] | None = None,
     ) -> None:
         self.token = token
         self._drift = ",".join(sorted(parse_drifts(drift))) or None  # ValueError for an unknown name
+        self._readings = dict(readings or {})  # FakeConfig's reading switches, kept over reset()
+        FakeConfig().update(self._readings)  # ValueError for an unknown key or value
         self.known_models = frozenset(known_models)
         builtins = {**BUILTINS, "replay": self._replay_scenario()}
         self._initial = ({**builtins, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
@@ -75,6 +78,7 @@ class FakeState:
             raise ValueError(f"default scenario {default!r} is not registered")
         self.scenarios, self.default_scenario = dict(scenarios), default
         self.config = FakeConfig(ping_interval=ping_interval, drift=self._drift)
+        self.config.update(self._readings)
         self.requests, self.live = [], {}
 
     def _replay_scenario(self) -> Scenario:
