@@ -49,7 +49,7 @@ def test_doctor_passes_on_the_faithful_fake_as_text(agent_fake, capsys):
     assert [line.split()[0] for line in lines[:-1]] == ["PASS"] * len(SESSION_CHECKS) + [
         o.upper() for o in CAPABILITIES.values()
     ] + ["PASS"] * len(MODEL_CHECKS)
-    assert [line[8:44].strip() for line in lines[:-1]] == SESSION_CHECKS + [*CAPABILITIES] + MODEL_CHECKS
+    assert [line[8:44].strip() for line in lines[:-1]] == [*SESSION_CHECKS, *CAPABILITIES, *MODEL_CHECKS]
     by_name = {line[8:44].strip(): line[55:] for line in lines[:-1]}
     assert by_name["balance"].startswith("total 12.5: daily 10, subscription 0, plan Free, extra 2.5; daily ")
     assert by_name["status"] == "'completed' after 1 poll(s)"
