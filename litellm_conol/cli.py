@@ -30,12 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .fake._runner import add_drift_argument
+    from .fake._runner import add_drift_argument, add_reading_arguments
 
     parser = argparse.ArgumentParser(prog="litellm-conol", description=__doc__)
     commands = parser.add_subparsers(dest="command")
     _add_serve(commands)
-    _add_fake(commands, add_drift_argument)
+    _add_fake(commands, add_drift_argument, add_reading_arguments)
     _add_models(commands)
     _add_doctor(commands)
     _add_record(commands)
@@ -64,7 +64,11 @@ def _add_serve(commands: Subcommands) -> None:
     serve.set_defaults(run=_serve)
 
 
-def _add_fake(commands: Subcommands, add_drift_argument: Callable[[argparse.ArgumentParser], None]) -> None:
+def _add_fake(
+    commands: Subcommands,
+    add_drift_argument: Callable[[argparse.ArgumentParser], None],
+    add_reading_arguments: Callable[[argparse.ArgumentParser], None],
+) -> None:
     fake = commands.add_parser("fake", help="run the fake conol server (for offline tests)")
     fake.add_argument("--host", default="127.0.0.1")
     fake.add_argument("--port", type=int, default=8765)
@@ -75,6 +79,7 @@ def _add_fake(commands: Subcommands, add_drift_argument: Callable[[argparse.Argu
         "--default-scenario", default="hello", help="scenario for requests without a [[fake:NAME]] marker"
     )
     add_drift_argument(fake)
+    add_reading_arguments(fake)
     fake.set_defaults(run=_fake)
 
 
@@ -141,7 +146,7 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
     """Where conol is and the token, from the flags or the environment; None (after saying so)
     without a token."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
-    from .core import DEFAULT_BASE_URL, Endpoint
+    from .core import DEFAULT_BASE_URL, Endpoint, MissingCredential, session_token
 
     token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
     if not token:
@@ -149,6 +154,11 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
             f"litellm-conol {args.command}: no token (set CONOL_SESSION_TOKEN or pass --token)",
             file=sys.stderr,
         )
+        return None
+    try:
+        token = session_token(token)  # a raw, percent-encoded or pasted-Cookie-header credential
+    except MissingCredential as exc:
+        print(f"litellm-conol {args.command}: {exc.message}", file=sys.stderr)
         return None
     return Endpoint(
         base_url=args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL, token=token
@@ -259,8 +269,13 @@ def _models(args: argparse.Namespace) -> int:
 
 def _fake(args: argparse.Namespace) -> int:
     from .fake import run_forever
+    from .fake._runner import readings_from_args
 
-    options: dict[str, Any] = {"default_scenario": args.default_scenario, "drift": args.drift}
+    options: dict[str, Any] = {
+        "default_scenario": args.default_scenario,
+        "drift": args.drift,
+        "readings": readings_from_args(args),
+    }
     if args.token:
         options["token"] = args.token
     run_forever(host=args.host, port=args.port, **options)

@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from ..core import (
     DEFAULT_MAX_CONCURRENT_POLLS,
     AuthenticationFailed,
-    AuthSession,
     ConolError,
     CreateSessionBody,
     CreateSessionResult,
@@ -29,10 +28,20 @@ from ..core import (
     SessionStatus,
     SSEDecoder,
     UpstreamError,
+    judge_auth,
 )
 from ._aiohttp import body_chunks, socket_of
 from ._http_errors import error_for_response, error_for_transport
 from ._pool import poll_slots
+
+# The event stream's content types we read: SSE, and the line-per-event framings other clients parse
+# (NDJSON, ``message\t`` lines; addendum §2.5), which a server would label as one of the others. An HTML
+# page (a login or checkpoint page) is none of them.
+STREAM_CONTENT_TYPES = frozenset(
+    {"text/event-stream", "application/x-ndjson", "application/jsonl", "application/json", "text/plain"}
+)
+
+_OTHER_STREAM_TYPES = ", ".join(sorted(STREAM_CONTENT_TYPES - {"text/event-stream"}))
 
 
 class EventSource(Protocol):
@@ -107,29 +116,22 @@ class Transport:
         """Whether the session token is alive (``GET /api/auth/get-session``): no session, nothing billed.
 
         Raises what a chat request with this token would: 401 → ``AuthenticationFailed``, 403 →
-        ``PermissionDenied``, 5xx / unreachable → their errors; a 200 without a session (a dead token,
-        as better-auth reports it) → ``AuthenticationFailed``.
+        ``PermissionDenied``, 429 / 5xx / unreachable → their errors. Of a 200 (``judge_auth``): no
+        user behind the token → ``AuthenticationFailed``; a body that is not JSON (a checkpoint page)
+        or of an unknown shape → ``UpstreamError``, transient, never "dead".
         """
         doing = "checking the session token"
         response = await self._send("GET", "/api/auth/get-session", doing, headers=self.endpoint.headers())
         if not response.is_success:
             raise self._error(response, doing)
-        try:
-            data = json.loads(response.content)
-        except ValueError:  # a login or proxy page, not conol's answer
-            raise UpstreamError(
-                f"conol answered the session check with HTTP {response.status_code} but the body is not "
-                f"JSON ({len(response.content)} bytes)"
-            ) from None
-        try:
-            alive = isinstance(data, dict) and AuthSession.model_validate(data).session is not None
-        except ValidationError:
-            alive = False
-        if not alive:
+        answer = judge_auth(response.status_code, response.content)
+        if answer.verdict == "dead":
             raise AuthenticationFailed(
-                f"conol knows no session for the token while {doing}: it is invalid or expired. "
-                "Set a fresh CONOL_SESSION_TOKEN (or api_key)."
+                f"conol knows no session for the token while {doing} ({answer.detail}): it is invalid "
+                "or expired. Set a fresh CONOL_SESSION_TOKEN (or api_key)."
             )
+        if answer.verdict != "alive":
+            raise UpstreamError(f"conol's answer while {doing}: {answer.detail}")
 
     async def get_status(self, session_id: str) -> str | None:
         """The session's status, or ``None`` when the poll failed for a transient reason."""
@@ -151,6 +153,12 @@ class Transport:
             return SessionStatus.model_validate_json(response.content).status
         except ValidationError:
             return None
+
+    async def get_raw(self, path: str, doing: str) -> tuple[int, bytes, dict[str, str]]:
+        """``GET path`` as is: its HTTP status, body and headers, for checks that judge the answer
+        themselves (``core.judge_auth``). Only unreachable raises."""
+        response = await self._send("GET", path, doing, headers=self.endpoint.headers())
+        return response.status_code, response.content, dict(response.headers)
 
     async def get_json(self, path: str, doing: str) -> tuple[int, Any]:
         """``GET path`` as is: its HTTP status and JSON body (``None`` when not JSON), for checks that
@@ -182,11 +190,12 @@ class Transport:
                 if not response.is_success:
                     await response.aread()
                     raise self._error(response, "opening the event stream")
-                content_type = response.headers.get("content-type", "").partition(";")[0].strip()
-                if "text/event-stream" not in content_type:
+                content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                if content_type not in STREAM_CONTENT_TYPES:
                     raise UpstreamError(
                         "conol answered the event-stream request with "
-                        f"{content_type or 'no content type'} instead of text/event-stream"
+                        f"{content_type or 'no content type'} instead of text/event-stream "
+                        f"(or another type of event lines: {_OTHER_STREAM_TYPES})"
                     )
                 yield body_chunks(response), socket_of(response)
         except httpx.HTTPError as exc:

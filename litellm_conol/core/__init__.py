@@ -6,6 +6,24 @@ No I/O on the hot path, no clocks, and no LiteLLM, httpx or aiohttp (import-lint
 
 from __future__ import annotations
 
+from ._account import (
+    LOW_BALANCE as LOW_BALANCE,
+)
+from ._account import (
+    AuthAnswer as AuthAnswer,
+)
+from ._account import (
+    Balance as Balance,
+)
+from ._account import (
+    judge_auth as judge_auth,
+)
+from ._account import (
+    keys_of as keys_of,
+)
+from ._account import (
+    read_balance as read_balance,
+)
 from ._assembler import (
     REASONING_TYPES as REASONING_TYPES,
 )
@@ -41,6 +59,9 @@ from ._catalog import (
 )
 from ._catalog import (
     load_catalog as load_catalog,
+)
+from ._credential import (
+    session_token as session_token,
 )
 from ._cutter import (
     AnswerCutter as AnswerCutter,
@@ -138,6 +159,21 @@ from ._errors import (
 from ._errors import (
     UpstreamUnavailable as UpstreamUnavailable,
 )
+from ._events import (
+    ContextUsage as ContextUsage,
+)
+from ._events import (
+    TurnUsage as TurnUsage,
+)
+from ._events import (
+    read_context_usage as read_context_usage,
+)
+from ._events import (
+    reported_model as reported_model,
+)
+from ._events import (
+    turn_usage as turn_usage,
+)
 from ._failures import (
     FailureMemory as FailureMemory,
 )
@@ -173,6 +209,15 @@ from ._session_info import (
 )
 from ._session_info import (
     SessionInfo as SessionInfo,
+)
+from ._sse import (
+    FRAMING_MESSAGE as FRAMING_MESSAGE,
+)
+from ._sse import (
+    FRAMING_NDJSON as FRAMING_NDJSON,
+)
+from ._sse import (
+    FRAMING_SSE as FRAMING_SSE,
 )
 from ._sse import (
     SSEDecoder as SSEDecoder,

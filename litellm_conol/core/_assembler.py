@@ -14,13 +14,36 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._channel import Channel
 from ._cutter import AnswerCutter, Cut
+from ._events import (
+    ContextUsage,
+    event_text,
+    is_reasoning_delta,
+    is_window_reset,
+    read_context_usage,
+    reasoning_text,
+)
 from ._failures import failure_error
 from ._render import tool_arguments
-from ._wire import ConolEvent, ContentPart, DoneEvent, ErrorEvent, HistoryDelta, LogEntry, Stage, ToolUse
+from ._wire import (
+    AssistantEvent,
+    ConolEvent,
+    ContentPart,
+    DoneEvent,
+    ErrorEvent,
+    HistoryDelta,
+    LogEntry,
+    Stage,
+    StreamEvent,
+    ToolUse,
+)
 
 REASONING_TYPES = frozenset({"thinking", "reasoning", "thought", "plan"})
-ENTRY_SEPARATOR = "\n\n"
+ERROR_PREVIEW = "error"  # a preview entry of this type is conol telling the user it failed (§2.5)
+# The channel entries that ``stream_event`` deltas build (they are not cumulative: appended here).
+_STREAMED_ANSWER = ("#stream_event", "message", 0)
+_STREAMED_REASONING = ("#stream_event", "thinking", 0)
 
 
 # --- pieces -------------------------------------------------------------------------------------
@@ -79,86 +102,6 @@ def coalesce(pieces: list[Piece]) -> list[Piece]:
     return merged
 
 
-# --- one stream of text (the answer, or the reasoning) ------------------------------------------
-
-
-class _Channel:
-    """Text built from cumulative snapshots of several entries, streamed as suffixes.
-
-    Each preview entry (keyed by stage and position) holds its latest snapshot; the channel's text
-    is the entries joined. What has been streamed is remembered, so only a true extension yields
-    a delta: a rewritten snapshot yields nothing until the text extends what was streamed again.
-    """
-
-    __slots__ = ("_committed", "_keys", "_texts", "emitted", "rewritten")
-
-    def __init__(self) -> None:
-        self._texts: list[str] = []
-        self._keys: dict[tuple[str, str, int], int] = {}
-        self._committed: set[int] = set()
-        self.emitted = ""
-        self.rewritten = False
-
-    def set_snapshot(self, key: tuple[str, str, int], text: str) -> None:
-        index = self._keys.get(key)
-        if index is None:
-            self._keys[key] = len(self._texts)
-            self._texts.append(text)
-        elif index not in self._committed:  # a committed message is authoritative over previews
-            self._texts[index] = text
-
-    def commit(self, text: str) -> None:
-        """A completed message from the logs: it replaces the preview it completes."""
-        if any(self._texts[i] == text for i in self._committed):
-            return  # the same committed message again (a replay or another stage's copy)
-        open_entries = [i for i in range(len(self._texts)) if i not in self._committed]
-        target = next((i for i in open_entries if self._texts[i] and text.startswith(self._texts[i])), None)
-        if target is None and open_entries:
-            target = open_entries[-1]  # the preview was rewritten; the commit is its final form
-        if target is None:
-            target = len(self._texts)
-            self._texts.append(text)
-        self._texts[target] = text
-        self._committed.add(target)
-
-    @property
-    def text(self) -> str:
-        texts = [t for t in self._texts if t]
-        if len(texts) <= 1:
-            return texts[0] if texts else ""  # the common case: no copy
-        return _join_entries(texts)
-
-    @property
-    def has_commit(self) -> bool:
-        return bool(self._committed)
-
-    def take_delta(self, current: str | None = None) -> str:
-        """What extends the text streamed so far: of the whole text, or of ``current`` (the part
-        of it that may be shown now)."""
-        if current is None:
-            current = self.text
-        if len(current) == len(self.emitted):
-            if current != self.emitted:
-                self.rewritten = True
-            return ""
-        if current.startswith(self.emitted):
-            delta = current[len(self.emitted) :]
-            self.emitted = current
-            return delta
-        self.rewritten = True
-        return ""
-
-
-def _join_entries(texts: list[str]) -> str:
-    # Entries that carry their own whitespace are concatenated as they are; a paragraph break is
-    # added only where two entries would otherwise run together ("…up.Step 2").
-    joined = texts[0]
-    for text in texts[1:]:
-        glue = "" if joined[-1].isspace() or text[0].isspace() else ENTRY_SEPARATOR
-        joined = joined + glue + text
-    return joined
-
-
 # --- the assembler ------------------------------------------------------------------------------
 
 
@@ -203,13 +146,16 @@ class Assembler:
     new_call_id: Callable[[], str] = _default_call_id
     cutter: AnswerCutter | None = None
 
-    answer: _Channel = field(default_factory=_Channel, init=False)
-    reasoning: _Channel = field(default_factory=_Channel, init=False)
+    answer: Channel = field(default_factory=Channel, init=False)
+    reasoning: Channel = field(default_factory=Channel, init=False)
     tool_calls: list[ClientToolCall] = field(default_factory=list, init=False)
     dropped_calls: list[BuiltinToolUse] = field(default_factory=list, init=False)
     done: bool = field(default=False, init=False)
     cut: Cut | None = field(default=None, init=False)
+    context_usage: ContextUsage | None = field(default=None, init=False)  # the latest reported
+    window_resets: int = field(default=0, init=False)  # windowReset events dropped
     _tools: dict[tuple[str, str], _ToolRecord] = field(default_factory=dict, init=False)
+    _streamed: dict[tuple[str, str, int], str] = field(default_factory=dict, init=False)
 
     # -- what the driver asks --
 
@@ -238,12 +184,55 @@ class Assembler:
     # -- feeding --
 
     def feed(self, event: ConolEvent) -> list[Piece]:
+        if event.context_usage is not None:
+            self._note_usage(event.context_usage)
+        if isinstance(event, HistoryDelta):
+            if event.window_reset is not None and is_window_reset(event.window_reset):
+                # No source says what it means; TSC drops the event whole, so do we. Snapshots are
+                # cumulative and tool calls deduplicated, so the next event carries all it had.
+                self.window_resets += 1
+                return []
+            return self._feed_delta(event)
         if isinstance(event, DoneEvent):
             self.done = True
             return []
         if isinstance(event, ErrorEvent):
             raise failure_error(event.message or event.error, "event")
-        return self._feed_delta(event)
+        if isinstance(event, AssistantEvent):
+            return self._feed_final(event)
+        if isinstance(event, StreamEvent):
+            return self._feed_stream(event)
+        return []  # an event read for its contextUsage alone
+
+    def _note_usage(self, raw: object) -> None:
+        usage = read_context_usage(raw)
+        if usage is not None:
+            self.context_usage = usage if self.context_usage is None else self.context_usage.merged(usage)
+
+    def _feed_final(self, event: AssistantEvent) -> list[Piece]:
+        """The final text [OR2]: it completes (or replaces) the answer, as a committed message does."""
+        if self.cut is not None:
+            return []
+        text = event_text(event.content if event.content is not None else event.message or event.text)
+        if text:
+            self.answer.commit(text)
+        return self._take_deltas()
+
+    def _feed_stream(self, event: StreamEvent) -> list[Piece]:
+        """A delta to append [OR2]: kept as one more cumulative entry of its channel."""
+        if self.cut is not None:
+            return []
+        delta = next((v for v in (event.delta, event.content, event.text) if v is not None), None)
+        if delta is None and isinstance(event.event, dict):
+            delta = event.event.get("delta")
+        if is_reasoning_delta(delta):
+            key, channel, text = _STREAMED_REASONING, self.reasoning, reasoning_text(delta)
+        else:
+            key, channel, text = _STREAMED_ANSWER, self.answer, event_text(delta)
+        if text:
+            self._streamed[key] = self._streamed.get(key, "") + text
+            channel.set_snapshot(key, self._streamed[key])
+        return self._take_deltas()
 
     def feed_all(self, events: Iterable[ConolEvent]) -> list[Piece]:
         pieces: list[Piece] = []
@@ -275,6 +264,10 @@ class Assembler:
             for log in stage.logs:
                 pieces.extend(self._read_log(log))
         # Tool calls first would reorder the answer; text deltas come before this event's tools.
+        return self._take_deltas() + pieces
+
+    def _take_deltas(self) -> list[Piece]:
+        """What the channels gained: reasoning first, then the answer as far as it may be shown."""
         reasoning_delta = self.reasoning.take_delta()
         shown = self.cutter.visible(self.answer.text) if self.cutter is not None else None
         text_delta = self._answer_delta(shown)
@@ -283,13 +276,16 @@ class Assembler:
             head.append(ReasoningDelta(reasoning_delta))
         if text_delta:
             head.append(TextDelta(text_delta))
-        return head + pieces
+        return head
 
     def _read_previews(self, stage_key: str, stage: Stage) -> None:
         # An entry is identified by its stage, its type and its rank among entries of that type:
         # a list with only the changed entries (one per type) and a full list both map correctly.
         ranks: dict[str | None, int] = {}
         for entry in stage.preview:
+            if entry.type == ERROR_PREVIEW:
+                # e.g. "credit balance is too low" [C2A]: a failure shown as a message, not an answer
+                raise failure_error(_parts_text(entry.content) or "an error preview without text", "preview")
             if entry.role not in (None, "assistant"):
                 continue
             rank = ranks.get(entry.type, 0)

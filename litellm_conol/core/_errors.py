@@ -66,16 +66,29 @@ class RateLimited(ConolError):
 
 
 class AgentFailed(ConolError):
-    """The agent itself failed: an ``error`` event or a failed/error session status.
+    """The agent itself failed: an ``error`` event, an ``error`` preview (e.g. "credit balance is too
+    low") or a failed/error session status.
 
     500, so the Router and the clients' SDKs retry it: a first failure may be transient. ``kind``
     and ``signature`` (``_failures``) say what failed, without session ids, so a retry that fails
-    the same way can be told from one that fails differently.
+    the same way can be told from one that fails differently. ``agent_message`` is conol's own text,
+    unprefixed, when conol gave one: what the classification reads.
     """
 
     status = 500
     kind = "unexplained"
     signature = ""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        agent_message: str | None = None,
+    ):
+        super().__init__(message, status_code=status_code, headers=headers)
+        self.agent_message = agent_message
 
 
 class AgentFailedPermanently(AgentFailed):

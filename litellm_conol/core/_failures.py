@@ -97,6 +97,7 @@ def failure_error(
         error = AgentFailed(text)
         error.kind = kind
     error.signature = signature
+    error.agent_message = message
     return error
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ._budgets import SplitTimeout, max_concurrent_polls, request_timing, timeout_seconds
 from ._catalog import Catalog, CatalogModel, default_catalog
+from ._credential import session_token
 from ._cutter import AnswerLimits
 from ._effort import choose_effort, effort_inputs
 from ._end_policy import Timing
@@ -233,7 +234,7 @@ def _token(api_key: str | None) -> str:
             "litellm_params.api_key in the proxy config), to the value of the "
             "__Secure-better-auth.session_token cookie of a logged-in conol.ai browser session"
         )
-    return token
+    return session_token(token)  # the raw value, percent-encoded or inside a pasted Cookie header
 
 
 def _base_url(api_base: str | None) -> str:

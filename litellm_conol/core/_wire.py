@@ -122,33 +122,71 @@ class Stage(_Lenient):
     preview: list[PreviewEntry] = Field(default_factory=list)
 
 
+# Fields other clients read off conol's events (addendum §2.5) are declared ``Any``: a value of an
+# unexpected type then costs nothing but itself (``_events.py`` reads them), never the event it rides on.
+
+
 class HistoryDelta(_Lenient):
     type: Literal["history_delta"]
     stages: list[Stage] = Field(default_factory=list)
+    context_usage: Any = Field(default=None, alias="contextUsage")
+    window_reset: Any = Field(default=None, alias="windowReset")
 
 
 class ErrorEvent(_Lenient):
     type: Literal["error"]
     message: str | None = None
     error: str | None = None
+    context_usage: Any = Field(default=None, alias="contextUsage")
 
 
 class DoneEvent(_Lenient):
     type: Literal["done"]
+    context_usage: Any = Field(default=None, alias="contextUsage")
 
 
-ConolEvent = HistoryDelta | ErrorEvent | DoneEvent
+class AssistantEvent(_Lenient):
+    """``type: "assistant"``: the final text, under ``content``, ``message`` or ``text`` [OR2]."""
+
+    type: Literal["assistant"]
+    content: Any = None
+    message: Any = None
+    text: Any = None
+    context_usage: Any = Field(default=None, alias="contextUsage")
+
+
+class StreamEvent(_Lenient):
+    """``type: "stream_event"``: a delta to append, under ``delta``, ``content`` or ``text`` [OR2]
+    (or ``event.delta``, as Anthropic's agent SDK nests it)."""
+
+    type: Literal["stream_event"]
+    delta: Any = None
+    content: Any = None
+    text: Any = None
+    event: Any = None
+    context_usage: Any = Field(default=None, alias="contextUsage")
+
+
+class UsageEvent(_Lenient):
+    """An event of a type we do not read that carries ``contextUsage`` (it "can ride on any event")."""
+
+    type: str | None = None
+    context_usage: Any = Field(default=None, alias="contextUsage")
+
+
+ConolEvent = HistoryDelta | ErrorEvent | DoneEvent | AssistantEvent | StreamEvent | UsageEvent
+_TypedEvent = HistoryDelta | ErrorEvent | DoneEvent | AssistantEvent | StreamEvent
 
 # Discriminated by the literal `type`, so an event is validated against one model only.
-_event_adapter: TypeAdapter[ConolEvent] = TypeAdapter(Annotated[ConolEvent, Field(discriminator="type")])
+_event_adapter: TypeAdapter[_TypedEvent] = TypeAdapter(Annotated[_TypedEvent, Field(discriminator="type")])
 
 DONE_MARKER = "[DONE]"
 _DONE_MARKER_BYTES = DONE_MARKER.encode()
-_KNOWN_TYPES = frozenset({"history_delta", "error", "done"})
+_KNOWN_TYPES = frozenset({"history_delta", "error", "done", "assistant", "stream_event"})
 
 
 def parse_event(data: str | bytes) -> ConolEvent | None:
-    """One SSE ``data:`` payload → an event; ``None`` for junk, unknown types and heartbeats.
+    """One event payload → an event; ``None`` for junk, unknown types and heartbeats.
 
     Lines that are not valid JSON, or not an event we understand, are skipped rather than fatal
     (spec §2.3). ``[DONE]`` is reported as a ``done`` event. A ``history_delta`` whose shape drifted
@@ -219,12 +257,24 @@ def _checked(event: ConolEvent, data: str | bytes) -> ConolEvent:
 
 def _parse_tolerantly(data: str | bytes) -> ConolEvent | None:
     raw = _json_object(data)
-    if raw is None or raw.get("type") not in _KNOWN_TYPES:
+    if raw is None:
         return None
+    if raw.get("type") not in _KNOWN_TYPES:
+        return _untyped_event(raw)
     try:
         return _event_adapter.validate_python(_normalized(raw))
     except ValidationError:
         return None
+
+
+def _untyped_event(raw: dict[str, Any]) -> ConolEvent | None:
+    """``{"done": true}`` (TSC's end marker) is ``done``; another event with ``contextUsage`` is read
+    for that alone; anything else is skipped."""
+    if "type" not in raw and raw.get("done") is True:
+        return DoneEvent(type="done", contextUsage=raw.get("contextUsage"))
+    if raw.get("contextUsage") is not None:
+        return UsageEvent(type=str(raw.get("type")), contextUsage=raw["contextUsage"])
+    return None
 
 
 def _json_object(data: str | bytes) -> dict[str, Any] | None:

@@ -11,14 +11,18 @@ from ._steps import (
     BUILTIN_TOOLS,
     REASONING_KINDS,
     TERMINAL_STATUSES,
+    AssistantFinal,
     CommitMessage,
     Done,
     DoneMarker,
     Error,
+    ErrorPreview,
+    Event,
     Log,
     Preview,
     SetStatus,
     Step,
+    StreamDelta,
     ToolCall,
     flatten,
 )
@@ -106,7 +110,10 @@ def expected_from_steps(steps: Sequence[Step], *, http_status: int = 201, has_id
       separator (stage texts carry their own whitespace); reasoning kinds likewise.
     * tool calls are deduplicated by ``(name, canonical input)``, a later copy adding the result;
       built-in tools (``BUILTIN_TOOLS``) are never client tool calls.
-    * outcome: ``http_error`` (non-2xx create), ``bad_response`` (no id), ``error`` (an error event),
+    * ``stream_event`` deltas append to their stage (``#stream``); an ``assistant`` event commits its
+      stage; a ``windowReset`` event is ignored (its meaning is unknown; TSC drops it).
+    * outcome: ``http_error`` (non-2xx create), ``bad_response`` (no id), ``error`` (an error event
+      or an error preview),
       ``tool_calls`` (any client tool call), ``stop`` (terminal status or done), else ``timeout``.
     """
     stages: dict[str, _StageReading] = {}
@@ -119,10 +126,16 @@ def expected_from_steps(steps: Sequence[Step], *, http_status: int = 201, has_id
         elif isinstance(step, ToolCall | CommitMessage | Log):
             log = step if isinstance(step, Log) else step.as_log()
             _read_log(stages.setdefault(log.stage, _StageReading()), log.entry, calls)
-        elif isinstance(step, Error):
+        elif isinstance(step, StreamDelta):
+            _read_stream_delta(stages.setdefault(step.stage, _StageReading()), step)
+        elif isinstance(step, AssistantFinal):
+            stages.setdefault(step.stage, _StageReading()).committed = step.text
+        elif isinstance(step, Error | ErrorPreview):
             error = step.message if error is None else error
-        elif isinstance(step, Done | DoneMarker) or (
-            isinstance(step, SetStatus) and step.status in TERMINAL_STATUSES
+        elif (
+            isinstance(step, Done | DoneMarker)
+            or (isinstance(step, SetStatus) and step.status in TERMINAL_STATUSES)
+            or (isinstance(step, Event) and step.payload.get("done") is True)
         ):
             ends = True
     client = tuple(c for c in calls.values() if c.name not in BUILTIN_TOOLS)
@@ -136,6 +149,13 @@ def expected_from_steps(steps: Sequence[Step], *, http_status: int = 201, has_id
         outcome=_outcome(http_status, has_id, error, bool(client), ends),
         http_status=http_status,
     )
+
+
+def _read_stream_delta(stage: _StageReading, step: StreamDelta) -> None:
+    if step.kind in REASONING_KINDS:
+        stage.reasoning += step.text
+    else:
+        stage.message += step.text
 
 
 def _read_preview(stage: _StageReading, step: Preview) -> None:

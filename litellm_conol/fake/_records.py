@@ -126,6 +126,7 @@ class SessionRecord:
     events: list[EventRecord] = field(default_factory=list)
     closes: list[float] = field(default_factory=list)
     connections: list[ConnectionRecord] = field(default_factory=list)
+    context_usage: dict[str, Any] | None = None  # the last contextUsage sent (FakeConfig.context_usage)
 
     @property
     def status_polls(self) -> int:
@@ -176,9 +177,17 @@ class SessionRecord:
             "status_poll_times": self.status_poll_times,
             "last_preview_at": self.last_preview_at,
             "closes": self.closes,
+            "context_usage": self.context_usage,
             "connections": [c.to_json() for c in self.connections],
             "events": [e.to_json(with_data) for e in self.events],
         }
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "framing": ("sse", "ndjson", "message"),
+    "balance": ("full", "total", "zero"),
+    "auth": ("ok", "dead_401", "dead_200", "rate_limited", "checkpoint"),
+}
 
 
 @dataclass
@@ -196,6 +205,19 @@ class FakeConfig:
       directory); names cannot leave it.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
+
+    The readings other clients report where sources disagree (addendum §2.5, §2.7, §2.9), one
+    switch each so a test can run against every one:
+
+    * ``framing``: how the event stream frames its events: ``"sse"`` (``data: <json>`` and a blank
+      line, ``text/event-stream``; the default), ``"ndjson"`` (one bare JSON line each,
+      ``application/x-ndjson``) or ``"message"`` (``message<TAB><json>`` lines, ``text/plain``).
+    * ``context_usage``: events carry ``contextUsage {usedTokens, contextWindow, modelId}``;
+      ``context_model`` makes ``modelId`` name that model (a downgrade only the stream reveals).
+    * ``balance``: ``"full"`` (the eight fields of §2.7; default), ``"total"`` (only ``{total}``, the
+      spec's shape) or ``"zero"`` (no credits: every session fails with the credit-error preview).
+    * ``auth``: how get-session answers: ``"ok"``, ``"dead_401"``, ``"dead_200"`` (200 ``{}``),
+      ``"rate_limited"`` (429 with ``Retry-After``) or ``"checkpoint"`` (200 with an HTML page).
     """
 
     create_status: int | None = None
@@ -209,6 +231,11 @@ class FakeConfig:
     ping_interval: float = 1.0
     drift: str | None = None
     replay_dir: str | None = None
+    framing: str = "sse"
+    context_usage: bool = False
+    context_model: str | None = None
+    balance: str = "full"
+    auth: str = "ok"
 
     @property
     def drifts(self) -> Drift:
@@ -224,6 +251,8 @@ class FakeConfig:
                 raise ValueError(f"config {key}={value!r} does not fit type {types[key]}")
             if key == "drift":
                 parse_drifts(value)
+            if key in CHOICES and value not in CHOICES[key]:
+                raise ValueError(f"config {key}={value!r} must be one of {', '.join(CHOICES[key])}")
         for key, value in changes.items():
             setattr(self, key, float(value) if key == "ping_interval" else value)
 

@@ -9,7 +9,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -17,7 +17,7 @@ from aiohttp import web
 
 from ._catalog import KNOWN_MODELS
 from ._drift import DRIFTS
-from ._records import FakeConfig, RequestRecord, SessionRecord
+from ._records import CHOICES, FakeConfig, RequestRecord, SessionRecord
 from ._scenarios import Scenario
 from ._server import COOKIE_NAME, FakeState
 
@@ -42,10 +42,15 @@ class FakeConol:
         ping_interval: float = 1.0,
         known_models: Iterable[str] = KNOWN_MODELS,
         drift: str | None = None,
+        readings: Mapping[str, Any] | None = None,
     ) -> None:
+        """``readings``: ``FakeConfig`` switches of the readings other clients report (``framing``,
+        ``context_usage``, ``context_model``, ``balance``, ``auth``), kept over ``reset()``."""
         self.host = host
         self.port = port
-        self._state = FakeState(token, scenarios, default_scenario, ping_interval, known_models, drift)
+        self._state = FakeState(
+            token, scenarios, default_scenario, ping_interval, known_models, drift, readings
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -251,6 +256,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--default-scenario", default="hello", help="scenario for requests without a marker")
     parser.add_argument("--list-scenarios", action="store_true", help="print the scenarios and exit")
     add_drift_argument(parser)
+    add_reading_arguments(parser)
+
+
+def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
+    """The readings other clients report (addendum), one switch each (``FakeConfig`` says more)."""
+    parser.add_argument("--framing", choices=CHOICES["framing"], default="sse", help="event stream framing")
+    parser.add_argument(
+        "--context-usage",
+        action="store_true",
+        help="events carry contextUsage",
+    )
+    parser.add_argument("--context-model", default=None, help="the modelId contextUsage reports")
+    parser.add_argument("--balance", choices=CHOICES["balance"], default="full", help="the balance answer")
+    parser.add_argument("--auth", choices=CHOICES["auth"], default="ok", help="how get-session answers")
+
+
+def readings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "framing": args.framing,
+        "context_usage": args.context_usage,
+        "context_model": args.context_model,
+        "balance": args.balance,
+        "auth": args.auth,
+    }
 
 
 def add_drift_argument(parser: argparse.ArgumentParser) -> None:
@@ -276,6 +305,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         ping_interval=args.ping_interval,
         default_scenario=args.default_scenario,
         drift=args.drift,
+        readings=readings_from_args(args),
     )
     return 0
 

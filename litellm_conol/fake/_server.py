@@ -13,9 +13,11 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from aiohttp import web
 
+from ._account import CHECKPOINT_PAGE, NO_CREDITS, balance_body
 from ._catalog import DOWNGRADE_MODEL
 from ._codec import loads
 from ._control import ControlEndpoints
@@ -26,9 +28,9 @@ from ._records import RECORDED_HEADERS, ConnectionRecord, FakeConfig, RequestRec
 from ._replay import replay_file_steps
 from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
-from ._session import LiveSession, user_turn_text
+from ._session import LiveSession, UsageReport, user_turn_text
 from ._steps import Step
-from ._stream import pump
+from ._stream import CONTENT_TYPES, pump
 from ._validate import create_body_problem
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
@@ -49,9 +51,12 @@ class FakeState:
         ping_interval: float,
         known_models: Iterable[str],
         drift: str | None = None,
+        readings: Mapping[str, Any] | None = None,
     ) -> None:
         self.token = token
         self._drift = ",".join(sorted(parse_drifts(drift))) or None  # ValueError for an unknown name
+        self._readings = dict(readings or {})  # FakeConfig's reading switches, kept over reset()
+        FakeConfig().update(self._readings)  # ValueError for an unknown key or value
         self.known_models = frozenset(known_models)
         builtins = {**BUILTINS, "replay": self._replay_scenario()}
         self._initial = ({**builtins, **{s.name: s for s in scenarios}}, default_scenario, ping_interval)
@@ -73,6 +78,7 @@ class FakeState:
             raise ValueError(f"default scenario {default!r} is not registered")
         self.scenarios, self.default_scenario = dict(scenarios), default
         self.config = FakeConfig(ping_interval=ping_interval, drift=self._drift)
+        self.config.update(self._readings)
         self.requests, self.live = [], {}
 
     def _replay_scenario(self) -> Scenario:
@@ -136,10 +142,11 @@ class FakeState:
             query=dict(request.query),
             headers={h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
             cookie_present=cookie is not None,
+            # conol takes the value raw or percent-encoded (addendum §2.9): compared decoded
             authorized=(
                 cookie is not None
                 and not self.config.revoke_token
-                and hmac.compare_digest(cookie.encode(), self.token.encode())
+                and hmac.compare_digest(unquote(cookie).encode(), unquote(self.token).encode())
             ),
         )
         if request.can_read_body:
@@ -154,6 +161,15 @@ class FakeState:
     # ----------------------------------------------------------------------------- conol endpoints
     async def _get_session(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         now = time.time()
+        mode = self.config.auth
+        if mode == "dead_401":
+            return error_response(401, "Not authenticated")
+        if mode == "dead_200":
+            return json_response({})
+        if mode == "rate_limited":
+            return error_response(429, "Too many requests", {"Retry-After": "3"})
+        if mode == "checkpoint":
+            return web.Response(text=CHECKPOINT_PAGE, content_type="text/html")
         return json_response(
             self.config.drifts.auth(
                 {
@@ -164,7 +180,7 @@ class FakeState:
         )
 
     async def _balance(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        return json_response(self.config.drifts.balance({"total": 12.5}))
+        return json_response(self.config.drifts.balance(balance_body(self.config.balance, time.time())))
 
     async def _not_found(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         return error_response(404, "Not found")
@@ -185,6 +201,8 @@ class FakeState:
                 400, f"unknown fake scenario {name!r}; known: {', '.join(sorted(self.scenarios))}"
             )
         record.scenario = name
+        if self.config.balance == "zero":
+            scenario = NO_CREDITS  # whatever was asked: the account cannot run it
         if not 200 <= scenario.create_status < 300:
             return self._scenario_failure(scenario)
         ctx = ScenarioContext(
@@ -262,7 +280,10 @@ class FakeState:
         )
         record.status_history.append((now, scenario.initial_status))
         user_text = user_turn_text(list(ctx.messages), ctx.timezone, now)
-        live = LiveSession(record, scenario, script, user_text, drift=self.config.drifts)
+        usage = None
+        if self.config.context_usage:
+            usage = UsageReport(model_id=self.config.context_model or effective)
+        live = LiveSession(record, scenario, script, user_text, drift=self.config.drifts, usage=usage)
         self.live[record.id] = live
         live.start()
         return live
@@ -308,7 +329,7 @@ class FakeState:
         response = web.StreamResponse(
             status=200,
             headers={
-                "Content-Type": "text/event-stream",
+                "Content-Type": CONTENT_TYPES[self.config.framing],
                 "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no",
             },

@@ -17,11 +17,14 @@ from ._drift import Drift
 from ._records import EventRecord, SessionRecord, StreamClose
 from ._scenarios import Scenario
 from ._steps import (
+    REASONING_KINDS,
     STAGE_STEPS,
+    AssistantFinal,
     CloseStream,
     Done,
     DoneMarker,
     Error,
+    ErrorPreview,
     Event,
     Log,
     Preview,
@@ -31,8 +34,10 @@ from ._steps import (
     Sleep,
     StageStep,
     Step,
+    StreamDelta,
     Together,
     UserTurn,
+    WindowReset,
 )
 
 TimelineItem = EventRecord | StreamClose
@@ -49,6 +54,16 @@ def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str
         "</system-reminder>"
     )
     return preamble + "\n" + "\n\n".join(messages)
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """``contextUsage`` on every ``history_delta``, ``stream_event``, ``assistant`` and ``done`` event
+    [OR2]: ``usedTokens`` = (the user turn's characters + the answer's so far) // 4, ``modelId`` the
+    model that runs (``FakeConfig.context_model`` can make it differ from the create answer's)."""
+
+    model_id: str
+    context_window: int = 200_000
 
 
 @dataclass
@@ -68,8 +83,11 @@ class LiveSession:
         script: list[Step],
         user_text: str,
         drift: Drift | None = None,
+        usage: UsageReport | None = None,
     ) -> None:
         self.record = record
+        self.usage = usage
+        self._streamed_chars = 0  # stream_event text so far (for usedTokens)
         self.drift = drift or Drift()  # the server's drifts when the session was created
         self.scenario = scenario
         self.timeline: list[TimelineItem] = []
@@ -122,7 +140,7 @@ class LiveSession:
         elif isinstance(step, SetStatus):
             self.record.set_status(step.status, time.time())
         elif isinstance(step, Done):
-            self._emit("done", sse_data({"type": "done"}))
+            self._emit("done", sse_data(self._with_usage({"type": "done"})))
         elif isinstance(step, DoneMarker):
             self._emit("done_marker", b"data: [DONE]\n\n")
         elif isinstance(step, Error):
@@ -138,6 +156,45 @@ class LiveSession:
             self._notify()
         elif isinstance(step, SetPings):
             self.pings_enabled = step.enabled
+        else:
+            self._apply_other_reading(step)
+
+    def _apply_other_reading(self, step: Step) -> None:
+        """The event shapes other clients read (addendum §2.5)."""
+        if isinstance(step, StreamDelta):
+            self._streamed_chars += len(step.text)
+            delta: Any = step.text
+            if step.kind in REASONING_KINDS:
+                delta = {"type": "thinking_delta", "thinking": step.text}
+            self._emit("stream_event", sse_data(self._with_usage({"type": "stream_event", "delta": delta})))
+        elif isinstance(step, AssistantFinal):
+            self._emit("assistant", sse_data(self._with_usage({"type": "assistant", "content": step.text})))
+        elif isinstance(step, ErrorPreview):
+            entry = {"role": "assistant", "type": "error", "content": step.message}
+            stage = {"id": self._stage(step.stage).id, "logs": [], "preview": [entry]}
+            self._emit(
+                "history_delta", sse_data(self._with_usage({"type": "history_delta", "stages": [stage]}))
+            )
+        elif isinstance(step, WindowReset):
+            entry = {"role": "assistant", "type": "message", "content": step.text}
+            stage = {"id": "stg_reset_" + secrets.token_hex(4), "logs": [], "preview": [entry]}
+            payload = {"type": "history_delta", "windowReset": True, "stages": [stage]}
+            self._emit("history_delta", sse_data(self._with_usage(payload)))
+
+    def _with_usage(self, payload: dict[str, Any]) -> dict[str, Any]:
+        if self.usage is None:
+            return payload
+        chars = len(self._user_text) + self._streamed_chars
+        chars += sum(
+            len(_text(p.get("content"))) for st in self._stages.values() for p in st.previews.values()
+        )
+        usage = {
+            "usedTokens": chars // 4,
+            "contextWindow": self.usage.context_window,
+            "modelId": self.usage.model_id,
+        }
+        self.record.context_usage = usage
+        return {**payload, "contextUsage": usage}
 
     # ---------------------------------------------------------------------------------- history_delta
     def _stage(self, name: str) -> _Stage:
@@ -163,7 +220,7 @@ class LiveSession:
     def _emit_delta(self, touched: list[str]) -> None:
         names = list(self._stages) if self.scenario.stage_mode == "all" else list(dict.fromkeys(touched))
         payload = {"type": "history_delta", "stages": [self._stage_json(self._stages[n]) for n in names]}
-        self._emit("history_delta", sse_data(self.drift.event(payload)))
+        self._emit("history_delta", sse_data(self.drift.event(self._with_usage(payload))))
 
     def _stage_json(self, stage: _Stage) -> dict[str, Any]:
         mode = self.scenario
@@ -179,10 +236,16 @@ class LiveSession:
         return data
 
 
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(str(p.get("text", "")) for p in content) if isinstance(content, list) else ""
+
+
 def _content(step: Preview) -> str | list[dict[str, str]]:
     if isinstance(step.text, tuple):
         return [{"type": "text", "text": part} for part in step.text]
     return [{"type": "text", "text": step.text}] if step.as_parts else step.text
 
 
-__all__ = ["LiveSession", "TimelineItem", "user_turn_text"]
+__all__ = ["LiveSession", "TimelineItem", "UsageReport", "user_turn_text"]

@@ -125,6 +125,43 @@ class Event:
 
 
 @dataclass(frozen=True)
+class StreamDelta:
+    """``{"type":"stream_event","delta":..}``: ``text`` to APPEND to the answer (not a snapshot)
+    [OR2]; ``kind="thinking"`` sends ``{"type":"thinking_delta","thinking":..}``. ``stage`` is where
+    ``expected_from_steps`` keeps the text (a client keeps stream deltas apart from previews)."""
+
+    text: str
+    kind: str = "message"
+    stage: str = "#stream"
+
+
+@dataclass(frozen=True)
+class AssistantFinal:
+    """``{"type":"assistant","content":..}``: the final text [OR2]; it completes the answer of
+    ``stage`` (for ``expected_from_steps``) as a committed message does."""
+
+    text: str
+    stage: str = "main"
+
+
+@dataclass(frozen=True)
+class ErrorPreview:
+    """A ``history_delta`` whose preview entry has ``type: "error"`` (e.g. the credit balance is
+    too low [C2A]): the agent failed, said as a message."""
+
+    message: str
+    stage: str = "main"
+
+
+@dataclass(frozen=True)
+class WindowReset:
+    """A ``history_delta`` with ``windowReset: true`` carrying ``text`` as a message snapshot of a new
+    stage. No source says what it means (TSC drops such an event): ``expected_from_steps`` ignores it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RawLine:
     """``text`` sent verbatim followed by a blank line (so it is its own SSE event), e.g. bad JSON."""
 
@@ -161,6 +198,10 @@ Step: TypeAlias = (
     | RawLine
     | CloseStream
     | SetPings
+    | StreamDelta
+    | AssistantFinal
+    | ErrorPreview
+    | WindowReset
 )
 
 

@@ -10,6 +10,21 @@ from ._records import ConnectionRecord, FakeConfig, StreamClose
 from ._session import LiveSession
 
 PING = b": ping\n\n"
+LINE_PING = b"\n"  # the line framings have no comments: an empty line keeps the connection busy
+CONTENT_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "message": "text/plain"}
+_DATA = b"data: "
+
+
+def framed(raw: bytes, framing: str) -> bytes:
+    """One timeline item (an SSE event, as recorded) in the connection's framing: its ``data:``
+    payload as one bare line (``ndjson``) or one ``message<TAB>`` line (``message``). Items that are
+    no ``data`` event (raw lines, comments) go out as they are."""
+    if framing == "sse" or not raw.startswith(_DATA):
+        return raw
+    payload = raw[len(_DATA) :].rstrip(b"\n")
+    return payload + b"\n" if framing == "ndjson" else b"message\t" + payload + b"\n"
+
+
 WRITE_BATCH = 1 << 20  # join small events into one write, but never build a replay blob of 50 MB
 
 
@@ -17,6 +32,7 @@ async def pump(
     response: web.StreamResponse, live: LiveSession, conn: ConnectionRecord, config: FakeConfig
 ) -> str:
     """Replay the timeline, then follow it live with pings when idle. Returns who ended the stream."""
+    framing = config.framing  # fixed for the connection: a switch applies to the next one
     start = len(live.timeline)  # items before this are replay: their closes do not close us
     index, close_after_replay = 0, False
     while live.killed_by is None:
@@ -32,7 +48,7 @@ async def pump(
                     return "server"
                 close_after_replay |= item.permanent
                 continue
-            batch.append(item.raw)
+            batch.append(framed(item.raw, framing))
             conn.events_sent += 1
             size += len(item.raw)
             if size >= WRITE_BATCH:
@@ -48,7 +64,7 @@ async def pump(
                 await changed.wait()
         except TimeoutError:
             if live.pings_enabled:
-                await response.write(PING)
+                await response.write(PING if framing == "sse" else LINE_PING)
                 conn.pings_sent += 1
     return live.killed_by
 

@@ -5,7 +5,8 @@ the provider relies on, with the provider's own transport and driver (a real ses
 chat request runs it), and judges the shapes conol sent back, so a failure names what moved:
 
 token, balance, create, stream (``history_delta`` events), previews (message snapshots), status
-(polling reaches a terminal word), tool_call (a trivial client tool comes back as a call) and one
+(polling reaches a terminal word), tool_call (a trivial client tool comes back as a call), one line
+per capability other clients report (contextUsage, framing: PASS, FAIL or ABSENT) and one
 ``model <id>`` check per catalog model (does conol downgrade it for this account?).
 
 The session checks, the tool check and the model checks run concurrently under one budget.
@@ -35,7 +36,16 @@ from ..core import (
     ToolSpec,
     UpstreamError,
 )
-from ._doctor_judge import Check, data_events, judge_previews, judge_stream
+from ._doctor_account import check_balance, check_token
+from ._doctor_judge import (
+    CAPABILITIES,
+    Check,
+    data_events,
+    judge_context_usage,
+    judge_framing,
+    judge_previews,
+    judge_stream,
+)
 
 RUNNING_STATUSES = frozenset({"running", "pending", "queued"})  # spec §2.5
 SESSION_PROMPT = "This is a connectivity check. Reply with one short friendly sentence."
@@ -69,16 +79,16 @@ async def run_doctor(settings: DoctorSettings, client: httpx.AsyncClient) -> lis
     deadline = time.monotonic() + settings.budget
     results: dict[str, Check] = {}
     plain = Transport(settings.endpoint, client, request_timeout=REQUEST_TIMEOUT)
-    token_check, stop = await _check_token(plain)
+    token_check, stop = await check_token(plain)
     results["token"] = token_check
-    order = ["token", "balance", "create", "stream", "previews", "status", "tool_call"]
+    order = ["token", "balance", "create", "stream", "previews", "status", "tool_call", *CAPABILITIES]
     order += [_model_name(m) for m in settings.models]
     if stop is not None:
         return [
             _scrubbed(results.get(name) or Check(name, "skip", stop), settings.endpoint.token)
             for name in order
         ]
-    results["balance"] = await _guarded("balance", lambda: _check_balance(plain))
+    results["balance"] = await _guarded("balance", lambda: check_balance(plain))
     slots = asyncio.Semaphore(MODEL_CHECKS_AT_ONCE)
     work = [
         _session_checks(settings, client, results, deadline),
@@ -124,46 +134,6 @@ def _keys(value: Any) -> str:
     return f"a JSON {type(value).__name__}" if value is not None else "not JSON"
 
 
-# --- account -------------------------------------------------------------------------------------
-
-
-async def _check_token(transport: Transport) -> tuple[Check, str | None]:
-    """(the check, why nothing else can work: a dead token or an unreachable conol; else None)."""
-    dead = "the token is not alive"
-    clock = _Clock()
-    try:
-        code, body = await transport.get_json("/api/auth/get-session", "checking the session token")
-    except ConolError as exc:
-        return Check("token", "fail", exc.message, clock.since()), "conol is not reachable"
-    took = clock.since()
-    if code in (401, 403):
-        return Check("token", "fail", f"HTTP {code}: the token is invalid or expired", took), dead
-    if code != 200:
-        return Check("token", "fail", f"GET /api/auth/get-session answered HTTP {code}", took), None
-    if not isinstance(body, dict):
-        # better-auth answers 200 with null when there is no session behind the cookie
-        return Check("token", "fail", f"HTTP 200 but no session behind the token ({_keys(body)})", took), dead
-    if not {"session", "user"} & body.keys():
-        detail = f"HTTP 200 but neither session nor user in the answer ({_keys(body)})"
-        return Check("token", "fail", detail, took), None
-    session = body.get("session")
-    expires = session.get("expiresAt") if isinstance(session, dict) else None
-    alive = "alive" + (f", expires {expires}" if isinstance(expires, str) else "")
-    return Check("token", "pass", alive, took), None
-
-
-async def _check_balance(transport: Transport) -> Check:
-    clock = _Clock()
-    code, body = await transport.get_json("/api/billing/balance", "reading the balance")
-    took = clock.since()
-    if code != 200:
-        return Check("balance", "fail", f"GET /api/billing/balance answered HTTP {code}", took)
-    total = body.get("total") if isinstance(body, dict) else None
-    if isinstance(total, bool) or not isinstance(total, int | float):
-        return Check("balance", "fail", f"no number under 'total' ({_keys(body)})", took)
-    return Check("balance", "pass", f"total {total:g}", took)
-
-
 # --- one session: create, stream, previews, status ----------------------------------------------
 
 
@@ -194,7 +164,7 @@ async def _session_checks(
     if run.info is None:
         reason = error.message if error is not None else "no session"
         results["create"] = Check("create", "fail", reason, clock.since())
-        for name in ("stream", "previews", "status"):
+        for name in ("stream", "previews", "status", *CAPABILITIES):
             results[name] = Check(name, "skip", "no session was created")
         return
     info = run.info
@@ -203,7 +173,9 @@ async def _session_checks(
     events = data_events(transport)
     looked = clock.since()  # a failed stream or previews check is timed by how long it looked
     results["stream"] = judge_stream(events, error, settings.session_timeout, looked)
-    results["previews"] = judge_previews(events, run.assembler, looked)
+    results["previews"] = judge_previews(events, run.assembler, looked, error)
+    results["contextUsage"] = judge_context_usage(events, run.assembler, settings.model.agent_model, looked)
+    results["framing"] = judge_framing(transport.lines(), looked)
     results["status"] = await _guarded(
         "status", lambda: _poll_status(transport, info.session_id, deadline, clock)
     )

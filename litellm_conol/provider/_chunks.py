@@ -1,9 +1,10 @@
 """Core pieces → LiteLLM's types: streaming chunks, the final ModelResponse, usage, extra fields.
 
-conol reports no token usage, so it is estimated with LiteLLM's own token counter and marked
-``usage_estimated`` in ``provider_specific_fields``. The reasoning share of the completion tokens is
-counted as LiteLLM's stream builder counts it, so a streamed and a non-streamed answer report the
-same usage.
+Usage is conol's ``contextUsage`` where an event carried it (``core.turn_usage`` says how it maps),
+otherwise estimated with LiteLLM's own token counter; ``provider_specific_fields`` says which
+(``usage``: ``"reported"`` or ``"estimated"``, and ``usage_estimated``). The reasoning share of the
+completion tokens is counted as LiteLLM's stream builder counts it, so a streamed and a non-streamed
+answer report the same usage.
 
 Chunks look like a first-party provider's: ``_hidden_params`` name the provider, and a chunk that
 adds no text has ``delta.content == ""`` (not None), except a tool-call delta (OpenAI's convention:
@@ -35,11 +36,15 @@ from ..core import (
     Assembler,
     BuiltinToolUse,
     ClientToolCall,
+    ContextUsage,
     Piece,
     ReasoningDelta,
     RunStats,
     SessionInfo,
     TextDelta,
+    TurnUsage,
+    reported_model,
+    turn_usage,
 )
 
 
@@ -65,18 +70,19 @@ def answer_token_counter(model: str) -> Callable[[str], int]:
 PROVIDER_NAME = "conol"
 
 
-def estimate_usage(messages: Sequence[Any], assembler: Assembler) -> Usage:
-    prompt = litellm.token_counter(messages=list(messages))
+def estimate_completion(assembler: Assembler) -> int:
     completion_text = assembler.final_text + assembler.final_reasoning
     completion_text += "".join(call.name + call.arguments for call in assembler.tool_calls)
-    completion = (
-        litellm.token_counter(text=completion_text, count_response_tokens=True) if completion_text else 0
-    )
-    reasoning = None
-    if assembler.final_reasoning:
-        # what LiteLLM's stream builder counts for the reasoning of a streamed answer
-        reasoning = litellm.token_counter(text=assembler.final_reasoning, count_response_tokens=True)
-    return make_usage(prompt, completion, reasoning)
+    if not completion_text:
+        return 0
+    return int(litellm.token_counter(text=completion_text, count_response_tokens=True))
+
+
+def estimate_reasoning(assembler: Assembler) -> int | None:
+    """What LiteLLM's stream builder counts for the reasoning of a streamed answer."""
+    if not assembler.final_reasoning:
+        return None
+    return int(litellm.token_counter(text=assembler.final_reasoning, count_response_tokens=True))
 
 
 def make_usage(prompt: int, completion: int, reasoning: int | None) -> Usage:
@@ -92,9 +98,14 @@ def make_usage(prompt: int, completion: int, reasoning: int | None) -> Usage:
     )
 
 
-def reasoning_tokens(usage: Usage) -> int | None:
-    details = usage.completion_tokens_details
-    return None if details is None else details.reasoning_tokens
+def turn_usage_of(messages: Sequence[Any], assembler: Assembler) -> TurnUsage:
+    """One session's usage: reported where conol sent ``contextUsage`` (the prompt is then not
+    counted here at all), else estimated."""
+    completion = estimate_completion(assembler)
+    context = assembler.context_usage
+    if context is not None and context.used_tokens:
+        return turn_usage(context, 0, completion)
+    return turn_usage(None, litellm.token_counter(messages=list(messages)), completion)
 
 
 def session_fields(info: SessionInfo | None) -> dict[str, Any]:
@@ -107,14 +118,26 @@ def session_fields(info: SessionInfo | None) -> dict[str, Any]:
     }
 
 
-def result_fields(info: SessionInfo | None, assembler: Assembler, stats: RunStats) -> dict[str, Any]:
-    """Everything a proxy client may want to know beyond the OpenAI fields."""
+def result_fields(
+    info: SessionInfo | None,
+    assembler: Assembler,
+    stats: RunStats,
+    *,
+    requested: str | None = None,
+    usage_reported: bool = False,
+) -> dict[str, Any]:
+    """Everything a proxy client may want to know beyond the OpenAI fields. ``requested``: the
+    ``agentModel`` sent, to tell whether ``contextUsage.modelId`` names another model."""
     fields = session_fields(info) | {
-        "usage_estimated": True,
+        "usage": "reported" if usage_reported else "estimated",
+        "usage_estimated": not usage_reported,
         "builtin_tools": [use.as_dict() for use in assembler.builtin_tools],
         "ended_by": stats.ended_by,
         "status_polls": stats.status_polls,
     }
+    fields |= context_fields(assembler.context_usage, requested)
+    if assembler.window_resets:
+        fields["window_resets"] = assembler.window_resets  # events dropped (their meaning is unknown)
     if assembler.dropped_calls:
         # The model called a tool that tool_choice excluded: not returned, but not hidden either.
         fields["dropped_tool_calls"] = [use.as_dict() for use in assembler.dropped_calls]
@@ -124,6 +147,24 @@ def result_fields(info: SessionInfo | None, assembler: Assembler, stats: RunStat
         # Streamed deltas cannot be taken back: say so, and give the final text.
         fields["rewritten"] = True
         fields["final_content"] = assembler.final_text
+    return fields
+
+
+def context_fields(context: ContextUsage | None, requested: str | None) -> dict[str, Any]:
+    """What ``contextUsage`` adds: its numbers, and ``modelId`` as the model that ran (a downgrade
+    the create answer did not report shows up here)."""
+    if context is None:
+        return {}
+    fields: dict[str, Any] = {
+        "context_used_tokens": context.used_tokens,
+        "context_window": context.context_window,
+    }
+    model, other = reported_model(requested or "", context)
+    if model is not None:
+        fields["effective_model"] = model
+        fields["model_reported"] = model
+        if requested is not None and other:
+            fields["model_downgraded"] = True
     return fields
 
 
@@ -268,6 +309,6 @@ def fill_model_response(
     response.created = int(time.time())
     response.usage = usage
     response._hidden_params["custom_llm_provider"] = PROVIDER_NAME
-    response._hidden_params["usage_estimated"] = True
+    response._hidden_params["usage_estimated"] = fields.get("usage_estimated", True)
     response._hidden_params["conol"] = fields
     return response

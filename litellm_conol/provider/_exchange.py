@@ -30,6 +30,7 @@ from ..core import (
     CallToCheck,
     ClientToolCall,
     ConolRequest,
+    ContextUsage,
     CreateSessionBody,
     InvalidStructuredOutput,
     ModelDowngraded,
@@ -39,15 +40,16 @@ from ..core import (
     answer_repair,
     check_answer,
     check_tool_calls,
+    reported_model,
     tool_call_repair,
 )
 from ._chunks import (
     ChunkMaker,
     answer_token_counter,
-    estimate_usage,
+    estimate_reasoning,
     make_usage,
-    reasoning_tokens,
     result_fields,
+    turn_usage_of,
 )
 from ._failure_memory import FailureGuard
 
@@ -112,23 +114,39 @@ class Exchange:
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
         last = self.last
-        fields = result_fields(last.info, last.assembler, last.stats)
+        fields = result_fields(
+            last.info,
+            last.assembler,
+            last.stats,
+            requested=self.request.body.agent_model,
+            usage_reported=self._usage_reported,
+        )
         if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
             fields["turns"] = len(self.runs)
             fields["session_ids"] = [run.info.session_id for run in self.runs if run.info is not None]
         return fields
 
     def usage(self) -> Usage:
-        """The estimate over every turn: each repair turn re-sends the whole conversation."""
-        prompt_tokens, completion_tokens, reasoning = 0, 0, None
-        for prompt, run in zip(self.prompts, self.runs, strict=True):
-            turn = estimate_usage(prompt, run.assembler)
-            prompt_tokens += turn.prompt_tokens
-            completion_tokens += turn.completion_tokens
-            turn_reasoning = reasoning_tokens(turn)
+        """Over every turn (each repair turn re-sends the whole conversation): conol's reported
+        numbers for a turn that carried ``contextUsage``, the estimate for one that did not."""
+        prompt = completion = 0
+        reasoning: int | None = None
+        for messages, run in zip(self.prompts, self.runs, strict=True):
+            turn = turn_usage_of(messages, run.assembler)
+            prompt += turn.prompt_tokens
+            completion += turn.completion_tokens
+            turn_reasoning = estimate_reasoning(run.assembler)
             if turn_reasoning is not None:
                 reasoning = (reasoning or 0) + turn_reasoning
-        return make_usage(prompt_tokens, completion_tokens, reasoning)
+        return make_usage(prompt, completion, reasoning)
+
+    @property
+    def _usage_reported(self) -> bool:
+        """Every turn's usage is conol's own (one estimated turn makes the sum an estimate)."""
+        return all(
+            run.assembler.context_usage is not None and bool(run.assembler.context_usage.used_tokens)
+            for run in self.runs
+        )
 
     # -- validation --
 
@@ -235,13 +253,18 @@ async def session_chunks(
         if not opened:  # the session was just created
             opened = True
             _check_model(request, run.info)
-        elif maker is not None and run.info is not None:
+            continue
+        if request.strict_model and run.assembler.context_usage is not None:
+            _check_reported_model(request, run.assembler.context_usage)
+        if maker is not None and run.info is not None:
             chunks = maker.for_pieces(_streamable(pieces, hold_calls), run.assembler)
             if chunks and not announced:
                 announced = True
                 yield maker.opening(run.info)
             for chunk in chunks:
                 yield chunk
+    if request.strict_model and run.assembler.context_usage is not None:
+        _check_reported_model(request, run.assembler.context_usage)  # one that came with no text
     if maker is not None and run.info is not None and not announced:
         yield maker.opening(run.info)
     if request.tool_choice_required and not run.assembler.tool_calls:
@@ -259,4 +282,15 @@ def _check_model(request: ConolRequest, info: SessionInfo | None) -> None:
         raise ModelDowngraded(
             f"conol ran {info.effective_model!r} instead of {request.body.agent_model!r} "
             "(model downgraded) and strict_model is on"
+        )
+
+
+def _check_reported_model(request: ConolRequest, context: ContextUsage) -> None:
+    """strict_model: ``contextUsage.modelId`` naming another model is a downgrade too, found as soon
+    as an event says so (the create answer may not)."""
+    model, other = reported_model(request.body.agent_model, context)
+    if other:
+        raise ModelDowngraded(
+            f"conol reports running {model!r} instead of {request.body.agent_model!r} "
+            "(contextUsage.modelId) and strict_model is on"
         )

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.timeout(60)
 
 
 SESSION_CHECKS = ["token", "balance", "create", "stream", "previews", "status", "tool_call"]
-
-
+# the capability lines (issue 18) and their outcomes on the default fake: no contextUsage, SSE framing
+CAPABILITIES = {"contextUsage": "absent", "framing": "pass"}
 MODEL_CHECKS = [f"model conol/{m.id}" for m in default_catalog().models]
 
 
@@ -48,15 +48,17 @@ def test_doctor_passes_on_the_faithful_fake_as_text(agent_fake, capsys):
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert code == 0 and err == ""
-    assert [line.split()[0] for line in lines[:-1]] == ["PASS"] * (len(SESSION_CHECKS) + len(MODEL_CHECKS))
-    assert [line[6:42].strip() for line in lines[:-1]] == SESSION_CHECKS + MODEL_CHECKS
-    by_name = {line[6:42].strip(): line[53:] for line in lines[:-1]}
-    assert by_name["balance"] == "total 12.5"
+    assert [line.split()[0] for line in lines[:-1]] == ["PASS"] * len(SESSION_CHECKS) + [
+        o.upper() for o in CAPABILITIES.values()
+    ] + ["PASS"] * len(MODEL_CHECKS)
+    assert [line[8:44].strip() for line in lines[:-1]] == [*SESSION_CHECKS, *CAPABILITIES, *MODEL_CHECKS]
+    by_name = {line[8:44].strip(): line[55:] for line in lines[:-1]}
+    assert by_name["balance"].startswith("total 12.5: daily 10, subscription 0, plan Free, extra 2.5; daily ")
     assert by_name["status"] == "'completed' after 1 poll(s)"
     assert by_name["tool_call"] == "doctor_ping({})"
     assert by_name["previews"] == "4 message snapshots; answer 'Hello! This is the fake conol agent.'"
     assert by_name["model conol/deepseek-v4-pro"] == "runs as deepseek/deepseek-v4-pro"
-    assert lines[-1].startswith(f"doctor: {len(lines) - 1} passed, 0 failed, 0 skipped in ")
+    assert lines[-1].startswith(f"doctor: {len(lines) - 2} passed, 0 failed, 0 skipped, 1 absent in ")
     assert lines[-1].endswith(f" s against {agent_fake.base_url}")
     assert agent_fake.token not in out
 
@@ -77,7 +79,7 @@ DRIFT_EFFECTS: dict[str, tuple[set[str], set[str]]] = {
 # what the failing check says (its start), for the drifts whose message names the new shape
 DRIFT_DETAILS = {
     "auth_wrapped": {"token": "HTTP 200 but neither session nor user in the answer (keys: data)"},
-    "balance_renamed": {"balance": "no number under 'total' (keys: balance)"},
+    "balance_renamed": {"balance": "no number under 'total' (keys: balance, dailyCredits, "},
     "id_renamed": {"create": "conol's create-session response has no session id (looked for sessionId, id, "},
     "event_renamed": {"stream": "no history_delta among 7 events (types seen: historyDelta x7)"},
     "preview_renamed": {
@@ -99,7 +101,7 @@ def test_each_drift_fails_the_checks_that_rely_on_it(agent_fake, capsys, drift):
     assert code == 1
     assert outcomes == {
         name: "fail" if name in failed else "skip" if name in skipped else "pass" for name in SESSION_CHECKS
-    }
+    } | {name: "skip" if "create" in failed else outcome for name, outcome in CAPABILITIES.items()}
     details = {c["name"]: c["detail"] for c in json.loads(out)["checks"]}
     for name, detail in DRIFT_DETAILS.get(drift, {}).items():
         assert details[name].startswith(detail)
@@ -131,7 +133,7 @@ def test_a_dead_token_fails_the_token_check_and_skips_the_rest(agent_fake, capsy
     agent_fake.configure(revoke_token=True)
     code, outcomes, out = _doctor(agent_fake, capsys, "--no-models")
     assert code == 1
-    assert outcomes == {"token": "fail", **{name: "skip" for name in SESSION_CHECKS[1:]}}
+    assert outcomes == {"token": "fail", **{name: "skip" for name in [*SESSION_CHECKS[1:], *CAPABILITIES]}}
     assert json.loads(out)["checks"][0]["detail"] == "HTTP 401: the token is invalid or expired"
     assert len(agent_fake.requests) == 1  # nothing else was tried
 
@@ -148,7 +150,7 @@ def test_unreachable_conol_fails_without_a_traceback(capsys):
         "could not reach conol while checking the session token: "
     )
     assert [c["detail"] for c in report["checks"][1:]] == ["conol is not reachable"] * (
-        len(SESSION_CHECKS) - 1
+        len(SESSION_CHECKS) - 1 + len(CAPABILITIES)
     )
 
 
@@ -157,7 +159,7 @@ def test_the_token_from_the_environment_is_used_and_never_printed(agent_fake, ca
     monkeypatch.setenv("CONOL_API_BASE", agent_fake.base_url)
     assert cli.main(["doctor", "--no-models"]) == 0
     out, err = capsys.readouterr()
-    assert agent_fake.token not in out + err and "doctor: 7 passed, 0 failed" in out
+    assert agent_fake.token not in out + err and "doctor: 8 passed, 0 failed" in out
 
 
 def test_unknown_drift_names_are_refused(conol_fake):
@@ -183,5 +185,9 @@ def test_the_whole_run_is_bounded_by_the_budget(conol_fake, capsys):
     code, outcomes, out = _doctor(conol_fake, capsys, "--no-models", "--budget", "1")
     report = json.loads(out)
     assert code == 1 and report["seconds"] < 10
-    assert outcomes == {"token": "pass", "balance": "pass", **{n: "fail" for n in SESSION_CHECKS[2:]}}
+    assert outcomes == {
+        "token": "pass",
+        "balance": "pass",
+        **{n: "fail" for n in [*SESSION_CHECKS[2:], *CAPABILITIES]},
+    }
     assert {c["detail"] for c in report["checks"][2:]} == {"did not finish within the 1 s budget"}

@@ -7,7 +7,9 @@ client returns, so tests never hard-code texts.
 One module per theme: ``_core`` (plain answers, endings, closes, event shapes), ``_limits`` (stop
 sequences, max_tokens), ``_tools`` (client tools, built-in web search), ``_faults`` (failing creates,
 stalls, malformed events), ``_structured`` (JSON answers and tool arguments with repair turns),
-``_agent_errors`` (agent failures of each class: out of credits, unexplained, transient, deterministic).
+``_agent_errors`` (agent failures of each class: out of credits, unexplained, transient, deterministic),
+``_readings`` (the event shapes other clients read: stream_event/assistant, done flag, windowReset,
+the credit-error preview).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ._common import long_text
 from ._core import HELLO_TEXT, HELLO_THINKING, UNICODE_TEXT, UNICODE_THINKING, core_scenarios
 from ._faults import BAD_GATEWAY_HTML, fault_scenarios
 from ._limits import STOP_SEQUENCE, STOP_SPLIT_ANSWER, STOP_SPLIT_TEXT, limit_scenarios
+from ._readings import CREDIT_ERROR, RESET_SNAPSHOT, reading_scenarios
 from ._structured import (
     CITY_WRONG_KEY,
     NOT_JSON,
@@ -46,6 +49,7 @@ BUILTINS: dict[str, Scenario] = {
         *fault_scenarios(),
         *structured_scenarios(),
         *agent_error_scenarios(),
+        *reading_scenarios(),
     ]
 }
 
@@ -55,6 +59,7 @@ __all__ = [
     "BAD_GATEWAY_HTML",
     "BUILTINS",
     "CITY_WRONG_KEY",
+    "CREDIT_ERROR",
     "CREDIT_MESSAGE",
     "DETERMINISTIC_MESSAGE",
     "HELLO_TEXT",
@@ -65,6 +70,7 @@ __all__ = [
     "PERSON_CUT",
     "PERSON_JSON",
     "PERSON_WRONG_TYPE",
+    "RESET_SNAPSHOT",
     "STOP_SEQUENCE",
     "STOP_SPLIT_ANSWER",
     "STOP_SPLIT_TEXT",

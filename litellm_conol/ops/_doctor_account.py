@@ -1,0 +1,56 @@
+"""``doctor``'s account checks: is the token alive, and what is left of the balance.
+
+Both sources' dead-token answers count (401, and 200 without a user); a 429, a 5xx or a 200 that is
+not JSON (a checkpoint page) is transient: it fails the check but stops nothing, never "dead".
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..client import Transport
+from ..core import ConolError, judge_auth, keys_of, read_balance
+from ._doctor_judge import Check
+
+DEAD = "the token is not alive"
+
+
+async def check_token(transport: Transport) -> tuple[Check, str | None]:
+    """(the check, why nothing else can work: a dead token or an unreachable conol; else None)."""
+    started = time.monotonic()
+    try:
+        code, body, headers = await transport.get_raw("/api/auth/get-session", "checking the session token")
+    except ConolError as exc:
+        return Check("token", "fail", exc.message, _since(started)), "conol is not reachable"
+    took = _since(started)
+    answer = judge_auth(code, body, headers.get("retry-after"))
+    if answer.verdict == "alive":
+        alive = "alive" + (f", expires {answer.expires}" if answer.expires else "")
+        return Check("token", "pass", alive, took), None
+    if answer.verdict == "dead":
+        return Check("token", "fail", answer.detail, took), DEAD
+    return Check("token", "fail", answer.detail, took), None
+
+
+async def check_balance(transport: Transport) -> Check:
+    """PASS with the breakdown (a low balance says so), FAIL with no credits left or an unreadable
+    answer, ABSENT when conol has no balance endpoint (404)."""
+    started = time.monotonic()
+    code, data = await transport.get_json("/api/billing/balance", "reading the balance")
+    took = _since(started)
+    if code == 404:
+        return Check("balance", "absent", "GET /api/billing/balance answered HTTP 404", took)
+    if code != 200:
+        return Check("balance", "fail", f"GET /api/billing/balance answered HTTP {code}", took)
+    balance = read_balance(data)
+    if balance is None:
+        return Check("balance", "fail", f"no number under 'total' ({keys_of(data)})", took)
+    if balance.total <= 0:
+        detail = f"no credits left: {balance.describe()}; requests fail ('credit balance is too low')"
+        return Check("balance", "fail", detail, took)
+    low = "low: " if balance.low else ""
+    return Check("balance", "pass", low + balance.describe(), took)
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 3)

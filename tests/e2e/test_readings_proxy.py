@@ -1,0 +1,137 @@
+"""Through the real LiteLLM proxy (a subprocess): every stream framing, and usage reported from
+``contextUsage`` versus estimated, with the usage log and the spend (cost) using the same numbers."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+import yaml
+from proxyproc import MASTER_KEY, ROOT, ProxyProcess
+
+from litellm_conol.fake import BUILTINS, FakeConol
+
+pytestmark = pytest.mark.timeout(180)
+
+PRICES = {"input_cost_per_token": 0.000003, "output_cost_per_token": 0.000015}
+MODEL = "priced-haiku"
+
+
+@pytest.fixture(scope="module")
+def readings_fake() -> Iterator[FakeConol]:
+    with FakeConol() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def usage_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("readings-usage") / "usage.jsonl"
+
+
+@pytest.fixture(scope="module")
+def readings_proxy(readings_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProcess]:
+    config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
+    config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
+    config["model_list"].append(
+        {"model_name": MODEL, "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICES}
+    )
+    path = tmp_path_factory.mktemp("readings-proxy") / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {
+        "CONOL_API_BASE": readings_fake.base_url,
+        "CONOL_SESSION_TOKEN": readings_fake.token,
+        "CONOL_USAGE_LOG": str(usage_file),
+    }
+    process = ProxyProcess(config=path, env=env, log_path=path.with_suffix(".log"))
+    try:
+        process.wait_ready()
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def client(readings_fake, readings_proxy) -> Iterator[openai.OpenAI]:
+    readings_fake.reset()
+    with openai.OpenAI(base_url=readings_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
+        yield c
+
+
+def chat(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
+
+
+def usage_rows(path: Path, count: int) -> list[dict[str, Any]]:
+    """The usage log's lines once it has ``count`` of them (callbacks run after the response)."""
+    deadline = time.monotonic() + 15
+    rows: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        if len(rows) >= count:
+            break
+        time.sleep(0.1)
+    return rows
+
+
+@pytest.mark.parametrize("framing", ["sse", "ndjson", "message"])
+def test_each_framing_through_the_proxy(client, readings_fake, framing):
+    readings_fake.configure(framing=framing)
+    for shape in ("hello", "stream_events"):
+        expected = BUILTINS[shape]
+        response = client.chat.completions.create(model=MODEL, messages=chat(f"[[fake:{shape}]]"))
+        assert response.choices[0].message.content == expected.final_text
+        stream = client.chat.completions.create(model=MODEL, messages=chat(f"[[fake:{shape}]]"), stream=True)
+        assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == expected.final_text
+    connections = [c for s in readings_fake.sessions.values() for c in s.connections]
+    assert len(connections) >= 4 and readings_fake.config.framing == framing
+
+
+def cost(prompt: int, completion: int) -> float:
+    return prompt * PRICES["input_cost_per_token"] + completion * PRICES["output_cost_per_token"]
+
+
+def test_usage_reported_versus_estimated_and_the_log_and_spend_agree(client, readings_fake, usage_file):
+    before = len(usage_rows(usage_file, 0))
+    estimated = client.chat.completions.create(model=MODEL, messages=chat("[[fake:hello]] one"), user="est")
+    readings_fake.configure(context_usage=True)
+    reported = client.chat.completions.create(model=MODEL, messages=chat("[[fake:hello]] two"), user="rep")
+    used = readings_fake.last_session.context_usage["usedTokens"]
+    stream = client.chat.completions.create(
+        model=MODEL,
+        messages=chat("[[fake:hello]] three"),
+        user="str",
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    streamed_usage = [c.usage for c in stream if c.usage][-1]
+    streamed_used = readings_fake.last_session.context_usage["usedTokens"]
+
+    est_fields = estimated.choices[0].message.model_extra["provider_specific_fields"]
+    rep_fields = reported.choices[0].message.model_extra["provider_specific_fields"]
+    assert (est_fields["usage"], est_fields["usage_estimated"]) == ("estimated", True)
+    assert (rep_fields["usage"], rep_fields["usage_estimated"]) == ("reported", False)
+    assert rep_fields["context_used_tokens"] == used == reported.usage.total_tokens
+    assert streamed_usage.total_tokens == streamed_used
+
+    rows = {row["user"]: row for row in usage_rows(usage_file, before + 3)[before:]}
+    for user, response_usage, flag in (
+        ("est", estimated.usage, True),
+        ("rep", reported.usage, False),
+        ("str", streamed_usage, False),
+    ):
+        row = rows[user]
+        assert (row["prompt_tokens"], row["completion_tokens"], row["usage_estimated"]) == (
+            response_usage.prompt_tokens,
+            response_usage.completion_tokens,
+            flag,
+        ), user
+        assert row["cost"] == pytest.approx(
+            cost(response_usage.prompt_tokens, response_usage.completion_tokens)
+        )
+    assert rows["rep"]["effective_model"] == "claude-haiku-4-5"
+    assert readings_fake.token not in usage_file.read_text()
