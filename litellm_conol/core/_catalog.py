@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ._errors import ModelNotFound
 
@@ -20,6 +21,8 @@ from ._errors import ModelNotFound
 class CatalogModel:
     id: str
     agent_model: str
+    supports_vision: bool | None = None  # None: the catalog does not say (images are sent)
+    efforts: tuple[str, ...] | None = None  # the model's effort ladder, when a discovery wrote it
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +55,18 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     else:
         text = Path(path).read_text(encoding="utf-8")
     raw = json.loads(text)
-    models = tuple(CatalogModel(id=m["id"], agent_model=m["agent_model"]) for m in raw["models"])
+    models = tuple(_model(m) for m in raw["models"])
     return Catalog(models=models)
+
+
+def _model(line: dict[str, Any]) -> CatalogModel:
+    vision, efforts = line.get("supports_vision"), line.get("efforts")
+    return CatalogModel(
+        id=line["id"],
+        agent_model=line["agent_model"],
+        supports_vision=vision if isinstance(vision, bool) else None,
+        efforts=tuple(map(str, efforts)) if isinstance(efforts, list) else None,
+    )
 
 
 @cache

@@ -194,6 +194,8 @@ class FakeConfig:
     * ``ping_interval``: seconds of stream idleness before a ``: ping`` comment.
     * ``replay_dir``: where ``[[fake:replay file=NAME]]`` looks for recordings (default: the current
       directory); names cannot leave it.
+    * ``assets`` (on | absent), ``asset_max_bytes``, ``asset_status``; ``agent_servers`` (list |
+      agentServers | servers | data | strings | absent): the readings of ``_assets``.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
     """
@@ -209,6 +211,10 @@ class FakeConfig:
     ping_interval: float = 1.0
     drift: str | None = None
     replay_dir: str | None = None
+    assets: str = "on"
+    asset_max_bytes: int = 10 * 1024 * 1024
+    asset_status: int | None = None
+    agent_servers: str = "list"
 
     @property
     def drifts(self) -> Drift:
@@ -224,11 +230,19 @@ class FakeConfig:
                 raise ValueError(f"config {key}={value!r} does not fit type {types[key]}")
             if key == "drift":
                 parse_drifts(value)
+            if key in _CHOICES and value not in _CHOICES[key]:
+                raise ValueError(f"config {key}={value!r} is not one of {', '.join(_CHOICES[key])}")
         for key, value in changes.items():
             setattr(self, key, float(value) if key == "ping_interval" else value)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_CHOICES = {
+    "assets": ("on", "absent"),
+    "agent_servers": ("list", "agentServers", "servers", "data", "strings", "absent"),
+}
 
 
 def _fits(annotation: str, value: object) -> bool:

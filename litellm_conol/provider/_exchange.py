@@ -21,10 +21,11 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client import SessionRun, Transport, shared_client
+from ..client import SessionRun, Transport, shared_client, upload_images
 from ..core import (
     AnswerCutter,
     Assembler,
+    AssetRef,
     BadRequest,
     CallToCheck,
     ClientToolCall,
@@ -38,6 +39,7 @@ from ..core import (
     answer_repair,
     check_answer,
     check_tool_calls,
+    resolve_images,
     tool_call_repair,
 )
 from ._chunks import ChunkMaker, answer_token_counter, estimate_usage, result_fields
@@ -71,8 +73,10 @@ class Exchange:
     async def chunks(self, maker: ChunkMaker | None = None) -> AsyncIterator[ModelResponseStream]:
         """Run the turns; yield chunks when a ``maker`` is given (streaming)."""
         conversation = list(self.messages)
+        assets = await self._uploaded_images()
         for turn in range(self.request.max_repair_turns + 1):
             body = self.request.body if turn == 0 else self.request.body_for(conversation)
+            body = resolve_images(body, assets)
             run = session_run(self.request, body, await answer_cutter(self.request))
             self.runs.append(run)
             self.prompts.append(conversation)
@@ -90,6 +94,13 @@ class Exchange:
         if maker is not None:
             for chunk in self._held_chunks(maker):
                 yield chunk
+
+    async def _uploaded_images(self) -> dict[str, AssetRef]:
+        """The request's images as conol assets (before the session: the turn names them)."""
+        request = self.request
+        if not request.images:
+            return {}
+        return await upload_images(request.endpoint, shared_client(), request.images, request.image_limits)
 
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
