@@ -14,7 +14,17 @@ from litellm_conol.fake._drift import DRIFTS
 
 pytestmark = pytest.mark.timeout(60)
 
-SESSION_CHECKS = ["token", "balance", "create", "stream", "previews", "status", "tool_call"]
+SESSION_CHECKS = [
+    "token",
+    "balance",
+    "assets",
+    "discovery",
+    "create",
+    "stream",
+    "previews",
+    "status",
+    "tool_call",
+]
 MODEL_CHECKS = [f"model conol/{m.id}" for m in default_catalog().models]
 # A drift that makes a session wait for its end is cut short by this (seconds).
 DRIFT_SESSION_TIMEOUT = "1.2"
@@ -67,6 +77,8 @@ DRIFT_EFFECTS: dict[str, tuple[set[str], set[str]]] = {
     "tool_renamed": ({"tool_call"}, set()),
     "status_word": ({"status"}, set()),
     "status_wrapped": ({"status"}, set()),
+    "asset_renamed": ({"assets"}, set()),
+    "agent_servers_renamed": ({"discovery"}, set()),
 }
 
 # what the failing check says (its start), for the drifts whose message names the new shape
@@ -164,7 +176,7 @@ def test_the_token_from_the_environment_is_used_and_never_printed(agent_fake, ca
     monkeypatch.setenv("CONOL_API_BASE", agent_fake.base_url)
     assert cli.main(["doctor", "--no-models"]) == 0
     out, err = capsys.readouterr()
-    assert agent_fake.token not in out + err and "doctor: 7 passed, 0 failed" in out
+    assert agent_fake.token not in out + err and "doctor: 9 passed, 0 failed" in out
 
 
 def test_unknown_drift_names_are_refused(conol_fake):
@@ -190,5 +202,11 @@ def test_the_whole_run_is_bounded_by_the_budget(conol_fake, capsys):
     code, outcomes, out = _doctor(conol_fake, capsys, "--no-models", "--budget", "1")
     report = json.loads(out)
     assert code == 1 and report["seconds"] < 10
-    assert outcomes == {"token": "pass", "balance": "pass", **{n: "fail" for n in SESSION_CHECKS[2:]}}
-    assert {c["detail"] for c in report["checks"][2:]} == {"did not finish within the 1 s budget"}
+    assert outcomes == {
+        "token": "pass",
+        "balance": "pass",
+        "assets": "pass",
+        "discovery": "pass",
+        **{n: "fail" for n in SESSION_CHECKS[4:]},
+    }
+    assert {c["detail"] for c in report["checks"][4:]} == {"did not finish within the 1 s budget"}

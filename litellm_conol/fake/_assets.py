@@ -74,11 +74,11 @@ class AssetStore:
             return error_response(400, "empty body")
         if len(data) > config.asset_max_bytes:
             return error_response(413, f"image too large ({len(data)} bytes)")
-        asset = StoredAsset(
-            f"asset_{len(self.assets) + 1}", media_type, len(data), hashlib.sha256(data).hexdigest()
-        )
+        digest = hashlib.sha256(data).hexdigest()
+        asset = StoredAsset(f"asset_{len(self.assets) + 1}", media_type, len(data), digest)
         self.assets[asset.id] = asset
-        return json_response({"id": asset.id, "url": f"/api/assets/{asset.id}", "mediaType": media_type}, 201)
+        answer = {"id": asset.id, "url": f"/api/assets/{asset.id}", "mediaType": media_type}
+        return json_response(config.drifts.asset(answer), 201)
 
 
 def agent_servers_response(config: FakeConfig) -> web.Response:
@@ -86,9 +86,8 @@ def agent_servers_response(config: FakeConfig) -> web.Response:
     if mode == "absent":
         return error_response(404, "Not found")
     servers = [_server(strings=mode == "strings")]
-    if mode in ("agentServers", "servers", "data"):
-        return json_response({mode: servers})
-    return json_response(servers)
+    body: Any = {mode: servers} if mode in ("agentServers", "servers", "data") else servers
+    return json_response(config.drifts.agent_servers(body))
 
 
 def _server(*, strings: bool) -> dict[str, Any]:

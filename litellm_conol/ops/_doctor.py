@@ -4,7 +4,7 @@ conol's web API is not a published API; it changes without notice. Each check ex
 the provider relies on, with the provider's own transport and driver (a real session, exactly as a
 chat request runs it), and judges the shapes conol sent back, so a failure names what moved:
 
-token, balance, create, stream (``history_delta`` events), previews (message snapshots), status
+token, balance, assets and discovery (``_doctor_caps``: PASS, ABSENT or FAIL), create, stream (``history_delta`` events), previews (message snapshots), status
 (polling reaches a terminal word), tool_call (a trivial client tool comes back as a call) and one
 ``model <id>`` check per catalog model (does conol downgrade it for this account?).
 
@@ -35,6 +35,7 @@ from ..core import (
     ToolSpec,
     UpstreamError,
 )
+from ._doctor_caps import check_assets, check_discovery
 from ._doctor_judge import Check, data_events, judge_previews, judge_stream
 
 RUNNING_STATUSES = frozenset({"running", "pending", "queued"})  # spec §2.5
@@ -71,7 +72,7 @@ async def run_doctor(settings: DoctorSettings, client: httpx.AsyncClient) -> lis
     plain = Transport(settings.endpoint, client, request_timeout=REQUEST_TIMEOUT)
     token_check, stop = await _check_token(plain)
     results["token"] = token_check
-    order = ["token", "balance", "create", "stream", "previews", "status", "tool_call"]
+    order = ["token", "balance", "assets", "discovery", "create", "stream", "previews", "status", "tool_call"]
     order += [_model_name(m) for m in settings.models]
     if stop is not None:
         return [
@@ -81,6 +82,8 @@ async def run_doctor(settings: DoctorSettings, client: httpx.AsyncClient) -> lis
     results["balance"] = await _guarded("balance", lambda: _check_balance(plain))
     slots = asyncio.Semaphore(MODEL_CHECKS_AT_ONCE)
     work = [
+        _put(results, "assets", lambda: check_assets(settings.endpoint, client)),
+        _put(results, "discovery", lambda: check_discovery(settings.endpoint, client)),
         _session_checks(settings, client, results, deadline),
         _put(results, "tool_call", lambda: _check_tool_call(settings, client)),
         *(_put(results, _model_name(m), partial(_check_model, plain, m, slots)) for m in settings.models),

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from ..client import RecordingTransport
 from ..core import REASONING_TYPES, Assembler, ConolError
 
-Outcome = Literal["pass", "fail", "skip"]
+Outcome = Literal["pass", "fail", "skip", "absent"]  # absent: conol does not offer it (404)
 
 
 @dataclass
@@ -106,7 +106,8 @@ def report_text(checks: Iterable[Check], api_base: str, seconds: float) -> str:
     counts = Counter(check.outcome for check in checks)
     summary = (
         f"doctor: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
-        f"in {seconds:.1f} s against {api_base}"
+        + (f"({counts['absent']} absent) " if counts["absent"] else "")
+        + f"in {seconds:.1f} s against {api_base}"
     )
     return "\n".join([*(check.line() for check in checks), summary])
 
