@@ -4,11 +4,12 @@ conol's web API is not a published API; it changes without notice. Each check ex
 the provider relies on, with the provider's own transport and driver (a real session, exactly as a
 chat request runs it), and judges the shapes conol sent back, so a failure names what moved:
 
-token, balance, assets and discovery (``_doctor_caps``: PASS, ABSENT or FAIL), create, stream (``history_delta`` events), previews (message snapshots), status
-(polling reaches a terminal word), tool_call (a trivial client tool comes back as a call) and one
-``model <id>`` check per catalog model (does conol downgrade it for this account?).
+token, balance, assets and discovery (``_doctor_caps``: PASS, ABSENT or FAIL), create, stream
+(``history_delta`` events), previews (message snapshots), status (polling reaches a terminal word),
+tool_call (a trivial client tool comes back as a call) and one ``model <id>`` check per catalog
+model (does conol downgrade it for this account?).
 
-The session checks, the tool check and the model checks run concurrently under one budget.
+The capability, session, tool and model checks run concurrently under one budget.
 """
 
 from __future__ import annotations
