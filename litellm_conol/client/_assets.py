@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -52,6 +52,13 @@ class AssetCache:
         self._entries.move_to_end(self._key(endpoint, key))
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
+
+    def forget(self, endpoint: Endpoint, assets: Iterable[AssetRef]) -> None:
+        """Drop every entry of this account naming one of ``assets`` (gone from conol)."""
+        paths = {asset.path for asset in assets}
+        account = self._key(endpoint, "")[:2]
+        for key in [k for k, v in self._entries.items() if k[:2] == account and v.path in paths]:
+            del self._entries[key]
 
     def clear(self) -> None:
         self._entries.clear()

@@ -21,7 +21,7 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client import SessionRun, Transport, shared_client, upload_images
+from ..client import SessionRun, Transport, asset_cache, shared_client, upload_images
 from ..core import (
     AnswerCutter,
     Assembler,
@@ -29,6 +29,7 @@ from ..core import (
     BadRequest,
     CallToCheck,
     ClientToolCall,
+    ConolError,
     ConolRequest,
     CreateSessionBody,
     InvalidStructuredOutput,
@@ -43,6 +44,9 @@ from ..core import (
     tool_call_repair,
 )
 from ._chunks import ChunkMaker, answer_token_counter, estimate_usage, result_fields
+
+# what a create that names a gone asset may answer
+STALE_ASSET = frozenset({400, 404, 410, 422})
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class Exchange:
     runs: list[SessionRun] = field(default_factory=list, init=False)
     prompts: list[list[Any]] = field(default_factory=list, init=False)
     content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
+    assets: dict[str, AssetRef] = field(default_factory=dict, init=False)  # uploaded images by key
+    _remembered: bool = field(default=False, init=False)  # some came from an earlier request's upload
 
     @property
     def last(self) -> SessionRun:
@@ -73,17 +79,13 @@ class Exchange:
     async def chunks(self, maker: ChunkMaker | None = None) -> AsyncIterator[ModelResponseStream]:
         """Run the turns; yield chunks when a ``maker`` is given (streaming)."""
         conversation = list(self.messages)
-        assets = await self._uploaded_images()
+        self.assets = await self._uploaded_images()
         for turn in range(self.request.max_repair_turns + 1):
             body = self.request.body if turn == 0 else self.request.body_for(conversation)
-            body = resolve_images(body, assets)
-            run = session_run(self.request, body, await answer_cutter(self.request))
-            self.runs.append(run)
-            self.prompts.append(conversation)
             live = maker if turn == 0 and not self.holds_answer else None
-            async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+            async for chunk in self._turn(body, conversation, live):
                 yield chunk
-            rejection = self._judge(run.assembler)
+            rejection = self._judge(self.last.assembler)
             if rejection is None:
                 break
             if turn == self.request.max_repair_turns or (
@@ -95,11 +97,42 @@ class Exchange:
             for chunk in self._held_chunks(maker):
                 yield chunk
 
+    async def _turn(
+        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None
+    ) -> AsyncIterator[ModelResponseStream]:
+        """One session. An image remembered from an earlier request may be gone from conol (expired,
+        deleted): when the create is refused and the turn names remembered assets, they are
+        forgotten and uploaded afresh, and the create is tried once more (no session was made)."""
+        for attempt in (0, 1):
+            run = session_run(
+                self.request, resolve_images(body, self.assets), await answer_cutter(self.request)
+            )
+            self.runs.append(run)
+            self.prompts.append(conversation)
+            try:
+                async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                    yield chunk
+                return
+            except ConolError as exc:
+                if (
+                    attempt
+                    or not self._remembered
+                    or run.info is not None
+                    or exc.status_code not in STALE_ASSET
+                ):
+                    raise
+            self.runs.pop()
+            self.prompts.pop()
+            asset_cache.forget(self.request.endpoint, self.assets.values())
+            self._remembered = False
+            self.assets = await self._uploaded_images()
+
     async def _uploaded_images(self) -> dict[str, AssetRef]:
         """The request's images as conol assets (before the session: the turn names them)."""
         request = self.request
         if not request.images:
             return {}
+        self._remembered = any(asset_cache.get(request.endpoint, key) for key in request.images)
         return await upload_images(request.endpoint, shared_client(), request.images, request.image_limits)
 
     def fields(self) -> dict[str, Any]:
