@@ -157,18 +157,18 @@ def test_an_internal_image_url_is_refused_by_the_fetching_deployment_and_nothing
 
 
 def test_an_image_for_a_text_only_model_is_refused_once_discovery_knows(proxy, reset):
-    """``discovery: startup``: the deployment's first request started it (the tests above)."""
+    """``discovery: startup``: a deployment's first request starts it in the background (this one,
+    unless an earlier test's did), and requests go on meanwhile; once known, it decides."""
     with openai.OpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as client:
+        client.chat.completions.create(
+            model="conol/deepseek-v4-flash", messages=[{"role": "user", "content": "hi"}]
+        )
+        image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": DATA_URL}}]}]
+        reset.reset()
         with pytest.raises(openai.BadRequestError) as caught:
-            client.chat.completions.create(
-                model="conol/deepseek-v4-flash",
-                messages=[
-                    {"role": "user", "content": [{"type": "image_url", "image_url": {"url": DATA_URL}}]}
-                ],
-            )
-    assert "conol/deepseek-v4-flash does not take image input (per conol's agent-servers list)" in str(
-        caught.value
-    )
+            client.chat.completions.create(model="conol/deepseek-v4-flash", messages=image)
+    said = str(caught.value)
+    assert "conol/deepseek-v4-flash does not take image input (per conol's agent-servers list)" in said
     assert reset.requests == []
 
 
