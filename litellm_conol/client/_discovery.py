@@ -48,7 +48,9 @@ async def fetch_agent_servers(
     if response.status_code == 404:
         return None
     if not response.is_success:
-        raise error_for_response(response, doing, secrets=(endpoint.token,))
+        # classified by status and headers only: the body of a failed answer might quote a server's apiKey
+        bare = httpx.Response(response.status_code, headers=response.headers, request=response.request)
+        raise error_for_response(bare, doing, secrets=(endpoint.token,))
     try:
         return parse_agent_servers(json.loads(response.content))
     except ValueError as exc:  # not JSON, or DiscoveryUnreadable (names the shape, never values)
