@@ -90,6 +90,15 @@ def _add_models(commands: Subcommands) -> None:
         action="store_true",
         help="create one session per model and mark which ones conol runs as asked for this account",
     )
+    models.add_argument(
+        "--refresh",
+        action="store_true",
+        help="write the account's models (GET /api/agent-servers) as a catalog file for CONOL_MODELS_EXTRA, "
+        "and show what changed against the packaged catalog",
+    )
+    models.add_argument(
+        "--out", default="conol-models.json", help="the file --refresh writes (default conol-models.json)"
+    )
     _add_connection_arguments(models)
     models.set_defaults(run=_models)
 
@@ -244,6 +253,8 @@ def _record(args: argparse.Namespace) -> int:
 def _models(args: argparse.Namespace) -> int:
     from .core import configured_catalog
 
+    if args.refresh:
+        return _refresh(args)
     models = configured_catalog().models
     if not args.check:
         for model in models:
@@ -265,6 +276,34 @@ def _models(args: argparse.Namespace) -> int:
         verdict = "works" if check.outcome == "pass" else f"FAILS: {check.detail}"
         print(f"conol/{model.id:<24} agentModel={model.agent_model:<32} {verdict}", flush=True)
     return 1 if any(check.failed for check in checks) else 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    endpoint = _connection(args)
+    if endpoint is None:
+        return 2
+    import asyncio
+
+    from .client import shared_client
+    from .core import ConolError
+    from .ops import Refreshed, refresh_catalog
+
+    async def run() -> Refreshed:
+        return await refresh_catalog(endpoint, shared_client(), Path(args.out))
+
+    try:
+        refreshed = asyncio.run(run())
+    except ConolError as exc:
+        print(f"litellm-conol models --refresh: {exc.message}", file=sys.stderr)
+        return 1
+    if refreshed.catalog is None:
+        print("conol offers no model list here (GET /api/agent-servers: 404); the packaged catalog stays")
+        return 1
+    for line in refreshed.changes or ["no change against the packaged catalog"]:
+        print(line)
+    count = len(refreshed.catalog.models)
+    print(f"wrote {count} models to {args.out}; use them with CONOL_MODELS_EXTRA={args.out}", flush=True)
+    return 0
 
 
 def _fake(args: argparse.Namespace) -> int:

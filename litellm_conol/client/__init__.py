@@ -7,7 +7,16 @@ path), which import-linter enforces.
 
 from __future__ import annotations
 
+from ._assets import AssetCache as AssetCache
+from ._assets import asset_cache as asset_cache
+from ._assets import upload_asset as upload_asset
+from ._assets import upload_images as upload_images
+from ._discovery import DiscoveryCache as DiscoveryCache
+from ._discovery import discovery_cache as discovery_cache
+from ._discovery import fetch_agent_servers as fetch_agent_servers
 from ._driver import SessionRun as SessionRun
+from ._fetch import ImageFetcher as ImageFetcher
+from ._fetch import is_public as is_public
 from ._http_errors import error_for_response as error_for_response
 from ._http_errors import error_for_transport as error_for_transport
 from ._pool import pooled_connections as pooled_connections

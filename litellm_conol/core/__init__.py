@@ -72,6 +72,30 @@ from ._cutter import (
 from ._cutter import (
     Cut as Cut,
 )
+from ._discovery import (
+    Discovered as Discovered,
+)
+from ._discovery import (
+    DiscoveredModel as DiscoveredModel,
+)
+from ._discovery import (
+    DiscoveryUnreadable as DiscoveryUnreadable,
+)
+from ._discovery import (
+    catalog_diff as catalog_diff,
+)
+from ._discovery import (
+    catalog_json as catalog_json,
+)
+from ._discovery import (
+    discovered_catalog as discovered_catalog,
+)
+from ._discovery import (
+    discovery_settings as discovery_settings,
+)
+from ._discovery import (
+    parse_agent_servers as parse_agent_servers,
+)
 from ._effort import (
     EffortChoice as EffortChoice,
 )
@@ -130,6 +154,12 @@ from ._errors import (
     ConolError as ConolError,
 )
 from ._errors import (
+    ImageTooLarge as ImageTooLarge,
+)
+from ._errors import (
+    ImageTypeUnsupported as ImageTypeUnsupported,
+)
+from ._errors import (
     InvalidStructuredOutput as InvalidStructuredOutput,
 )
 from ._errors import (
@@ -186,6 +216,39 @@ from ._failures import (
 from ._failures import (
     failure_key as failure_key,
 )
+from ._images import (
+    PENDING_PREFIX as PENDING_PREFIX,
+)
+from ._images import (
+    AssetRef as AssetRef,
+)
+from ._images import (
+    ImageFetch as ImageFetch,
+)
+from ._images import (
+    ImageLimits as ImageLimits,
+)
+from ._images import (
+    ImageSource as ImageSource,
+)
+from ._images import (
+    asset_ref as asset_ref,
+)
+from ._images import (
+    check_image_bytes as check_image_bytes,
+)
+from ._images import (
+    content_key as content_key,
+)
+from ._images import (
+    decode_data_url as decode_data_url,
+)
+from ._images import (
+    fetched_media_type as fetched_media_type,
+)
+from ._images import (
+    resolve_images as resolve_images,
+)
 from ._options import (
     HEALTH_CHECK_ACCOUNT as HEALTH_CHECK_ACCOUNT,
 )
@@ -200,6 +263,9 @@ from ._options import (
 )
 from ._options import (
     is_health_check as is_health_check,
+)
+from ._options import (
+    request_endpoint as request_endpoint,
 )
 from ._render import (
     convert_tools as convert_tools,
@@ -248,6 +314,12 @@ from ._wire import (
 )
 from ._wire import (
     CreateSessionResult as CreateSessionResult,
+)
+from ._wire import (
+    ImagePart as ImagePart,
+)
+from ._wire import (
+    MessagePart as MessagePart,
 )
 from ._wire import (
     SessionStatus as SessionStatus,

@@ -45,10 +45,19 @@ class CatalogModel:
     agent_model: str
     # the model-map fields of INFO_FIELDS, as (name, value) pairs: hashable, like the rest of the entry
     info: tuple[tuple[str, Any], ...] = ()
+    # the model's effort ladder as discovery reported it (``efforts`` in a refreshed catalog file);
+    # ``effort_ladder`` turns it into conol's words for the clamp
+    efforts: tuple[str, ...] | None = None
 
     def model_info(self) -> dict[str, Any]:
         """What LiteLLM's model map should say of ``conol/<id>`` (only the fields the catalog gives)."""
         return dict(self.info)
+
+    @property
+    def supports_vision(self) -> bool | None:
+        """Whether the model takes images; ``None``: the catalog does not say (images are sent)."""
+        value = dict(self.info).get("supports_vision")
+        return value if isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +98,19 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     else:
         text = Path(path).read_text(encoding="utf-8")
     raw = json.loads(text)
-    models = tuple(
-        CatalogModel(id=m["id"], agent_model=m["agent_model"], info=_info(m)) for m in raw["models"]
-    )
+    models = tuple(_model(m) for m in raw["models"])
     return Catalog(models=models, effort_ladders=_ladders(raw.get("effort_ladders")))
+
+
+def _model(line: dict[str, Any]) -> CatalogModel:
+    # ``efforts`` is what ``models --refresh`` writes: discovery's words, read tolerantly
+    efforts = line.get("efforts")
+    return CatalogModel(
+        id=line["id"],
+        agent_model=line["agent_model"],
+        info=_info({k: v for k, v in line.items() if k != "efforts"}),
+        efforts=tuple(map(str, efforts)) if isinstance(efforts, list) else None,
+    )
 
 
 def _ladders(raw: Any) -> Mapping[str, tuple[Effort, ...]]:

@@ -112,6 +112,15 @@ def effort_inputs(params: Mapping[str, Any], original_body: Mapping[str, Any] | 
     return {**inputs, **from_body}
 
 
+def reported_ladder(words: Sequence[str] | None) -> tuple[Effort, ...] | None:
+    """A ladder conol reported (discovery's ``efforts``, kept in a refreshed catalog) in conol's words,
+    lowest first; words it does not know are left out, ``None`` when none is left. Read tolerantly:
+    a surprising answer must not fail requests (a models.json ladder is checked: ``check_ladder``)."""
+    known = {word.strip().lower() for word in words or () if word.strip().lower() in WIRE_EFFORTS}
+    ladder = tuple(sorted(known, key=lambda word: (RANKS[word], word)))
+    return ladder or None  # type: ignore[return-value]  # only WIRE_EFFORTS words are kept
+
+
 def check_ladder(model: str, ladder: Any) -> tuple[Effort, ...]:
     """A ``models.json`` ladder: a non-empty list of conol effort words, lowest first."""
     if not isinstance(ladder, list) or not ladder:

@@ -47,6 +47,18 @@ class PermissionDenied(ConolError):
     status = 403
 
 
+class ImageTooLarge(BadRequest):
+    """conol refused an image upload as too large (413), or the image is over our own cap."""
+
+    status = 413
+
+
+class ImageTypeUnsupported(BadRequest):
+    """conol refused an image upload's media type (415)."""
+
+    status = 415
+
+
 class ModelNotFound(ConolError):
     status = 404
 

@@ -16,13 +16,16 @@ from ._budgets import SplitTimeout, max_concurrent_polls, request_timing, timeou
 from ._catalog import Catalog, CatalogModel, default_catalog
 from ._credential import session_token
 from ._cutter import AnswerLimits
-from ._effort import choose_effort, effort_inputs
+from ._discovery import Discovered
+from ._effort import choose_effort, effort_inputs, reported_ladder
 from ._end_policy import Timing
 from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._errors import BadRequest, MissingCredential
+from ._images import ImageLimits, ImageSource, check_images
+from ._images import image_limits as _image_limits
 from ._render import convert_tools, render_messages
 from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
-from ._wire import CreateSessionBody, TextPart, ToolSpec
+from ._wire import CreateSessionBody, Effort, MessagePart, TextPart, ToolSpec
 
 BuiltinMode = Literal["hide", "expose"]
 ToolValidation = Literal["repair", "error", "off"]
@@ -58,15 +61,27 @@ class ConolRequest:
     max_repair_turns: int = DEFAULT_MAX_REPAIR_TURNS
     extras: dict[str, Any] = field(default_factory=dict)
     limits: AnswerLimits = field(default_factory=AnswerLimits)  # stop / max_tokens, enforced by us
+    image_limits: ImageLimits = field(default_factory=ImageLimits)
+    images: Mapping[str, ImageSource] = field(default_factory=dict)  # to upload, by pending key
+    # The model's effort ladder as discovery (or a refreshed catalog) reported it; None: unknown.
+    # For the effort clamp, which is not applied here.
+    effort_ladder: tuple[Effort, ...] = ()  # the ladder agent_effort was clamped onto
 
     def body_for(self, messages: list[Any]) -> CreateSessionBody:
-        """The session body for ``messages`` (a repair turn's longer conversation), same settings."""
-        return self.body.model_copy(update={"messages": render_prompt(messages, self.output_format)})
+        """The session body for ``messages`` (a repair turn's longer conversation), same settings;
+        its images are the request's (a repair turn adds text only), still pending."""
+        parts = render_prompt(messages, self.output_format, self.image_limits)
+        return self.body.model_copy(update={"messages": parts})
 
 
-def render_prompt(messages: list[Any], output_format: OutputFormat | None) -> list[TextPart]:
+def render_prompt(
+    messages: list[Any],
+    output_format: OutputFormat | None,
+    image_limits: ImageLimits | None = None,
+    images: dict[str, ImageSource] | None = None,
+) -> list[MessagePart]:
     """The transcript, then (with a response_format) the instruction what to answer and how."""
-    parts = render_messages(messages)
+    parts = render_messages(messages, image_limits, images)
     if output_format is not None:
         parts.append(TextPart(content=format_instruction(output_format)))
     if sum(len(p.content) for p in parts) > MAX_PROMPT_CHARS:
@@ -85,27 +100,33 @@ def build_request(
     optional_params: Mapping[str, Any],
     timeout: float | SplitTimeout | None,
     original_body: Mapping[str, Any] | None = None,
+    discovered: Discovered | None = None,
 ) -> ConolRequest:
-    """Validate and resolve one call; raises our 4xx errors before any network call.
+    """Validate and resolve one call; raises our 4xx errors before any network call (an image for
+    a model without image input included: before any upload).
 
     ``original_body`` is the request as the client sent it to the proxy (``None`` in-process): the
-    effort keys LiteLLM's adapters drop or rewrite are read there.
+    effort keys LiteLLM's adapters drop or rewrite are read there. ``discovered``: what the
+    account's agent servers said (run-time discovery), over the catalog.
     """
     params = _merged_params(optional_params)
     _refuse_unsupported(params)
     limits = answer_limits(params)
-    endpoint = Endpoint(base_url=_base_url(api_base), token=_token(api_key))
+    endpoint = request_endpoint(api_key, api_base)
     catalog_model = _catalog_model(model, params.get("agent_model"))
     all_tools = convert_tools(params.get("tools"))
     tools, tool_choice = _tools_and_choice(all_tools, params.get("tool_choice"))
     output_format = parse_response_format(params.get("response_format"))
     tool_validation = _tool_validation(params.get("tool_validation"))
-    parts = render_prompt(messages, output_format)
+    image_limits, images = _image_limits(params), dict[str, ImageSource]()
+    parts = render_prompt(messages, output_format, image_limits, images)
+    check_images(catalog_model, images, image_limits, discovered)
+    ladder = _effort_ladder(catalog_model, discovered)
     body = CreateSessionBody(
         messages=parts,
         timezone=str(params.get("timezone") or os.environ.get(ENV_TIMEZONE) or "UTC"),
         agent_model=catalog_model.agent_model,
-        agent_effort=_effort(params, original_body, configured_catalog().ladder(catalog_model.id)),
+        agent_effort=_effort(params, original_body, ladder),
         tools=tools or None,
     )
     return ConolRequest(
@@ -126,7 +147,26 @@ def build_request(
         tool_schemas=_tool_schemas(tools, tool_validation),
         tool_validation=tool_validation,
         max_repair_turns=_max_repair_turns(params.get("max_repair_turns")),
+        image_limits=image_limits,
+        images=images,
+        effort_ladder=ladder,
     )
+
+
+def _effort_ladder(model: CatalogModel, discovered: Discovered | None) -> tuple[Effort, ...]:
+    """The ladder the effort is clamped onto: the one discovery reports for the model, else the one
+    a refreshed catalog file wrote for it, else ``effort_ladders`` in models.json, else the sheet's."""
+    found = discovered.effort_ladder(model.agent_model) if discovered is not None else None
+    for words in (found, model.efforts):
+        ladder = reported_ladder(words)
+        if ladder:
+            return ladder
+    return configured_catalog().ladder(model.id)
+
+
+def request_endpoint(api_key: str | None, api_base: str | None) -> Endpoint:
+    """Where this call goes and its token (a 401 without one), as ``build_request`` resolves them."""
+    return Endpoint(base_url=_base_url(api_base), token=_token(api_key))
 
 
 # The service account LiteLLM's health checks run as (``/health``, background health checks):

@@ -1,7 +1,7 @@
 """OpenAI-shaped request pieces → conol's request: the transcript and the tools (the effort: ``_effort``).
 
-conol only ever receives a transcript of text parts, never roles (spec §2.1), so each OpenAI
-message becomes one text part with a visible marker for who said it.
+conol only ever receives a transcript of parts, never roles (spec §2.1), so each OpenAI message
+becomes one text part with a visible marker for who said it, then one image part per image in it.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from typing import Any
 
 from ._effort import map_effort as map_effort  # re-exported: its home was here
 from ._errors import BadRequest
+from ._images import ImageLimits, ImageSource, image_of_part
 from ._tool_hygiene import is_deferred, schema_keywords_only
-from ._wire import TextPart, ToolSpec
+from ._wire import ImagePart, MessagePart, TextPart, ToolSpec
 
 BUILTIN_TOOLS = frozenset({"WebSearch", "Fetch", "SetIntention", "WriteNote", "ReadNote"})
 
@@ -22,23 +23,37 @@ _KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "f
 
 # --- messages -----------------------------------------------------------------------------------
 
+IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
 
-def render_messages(messages: Sequence[Mapping[str, Any]]) -> list[TextPart]:
-    """Render the whole conversation, in order, as conol text parts (one per non-empty message)."""
+
+def render_messages(
+    messages: Sequence[Mapping[str, Any]],
+    limits: ImageLimits | None = None,
+    images: dict[str, ImageSource] | None = None,
+) -> list[MessagePart]:
+    """Render the whole conversation, in order, as conol parts: one text part per non-empty message,
+    followed by a pending image part for each of its images (collected into ``images`` by key)."""
     if not messages:
         raise BadRequest("messages must contain at least one message")
     tool_names = _tool_names_by_call_id(messages)
-    parts: list[TextPart] = []
+    limits = limits or ImageLimits()
+    parts: list[MessagePart] = []
     for index, message in enumerate(messages):
-        text = _render_message(index, message, tool_names)
+        text, found = _render_message(index, message, tool_names, limits)
         if text:
             parts.append(TextPart(content=text))
+        for source in found:
+            if images is not None:
+                images.setdefault(source.key, source)
+            parts.append(ImagePart(content=source.pending, media_type=source.media_type or ""))
     if not parts:
         raise BadRequest("messages contain no text to send (every message is empty)")
     return parts
 
 
-def _render_message(index: int, message: Mapping[str, Any], tool_names: Mapping[str, str]) -> str:
+def _render_message(
+    index: int, message: Mapping[str, Any], tool_names: Mapping[str, str], limits: ImageLimits
+) -> tuple[str, list[ImageSource]]:
     if not isinstance(message, Mapping):
         raise BadRequest(f"messages[{index}] must be an object, got {type(message).__name__}")
     role = message.get("role")
@@ -46,17 +61,17 @@ def _render_message(index: int, message: Mapping[str, Any], tool_names: Mapping[
         raise BadRequest(
             f"messages[{index}] has unsupported role {role!r}; expected one of {sorted(_KNOWN_ROLES)}"
         )
-    body = content_text(message.get("content"), where=f"messages[{index}].content")
+    body, images = _content(message.get("content"), f"messages[{index}].content", limits)
     if role in ("system", "developer"):
-        return f"[System]\n{body}" if body else ""
+        return (f"[System]\n{body}" if body else ""), images
     if role == "user":
-        return body
+        return body, images
     if role == "assistant":
-        return _render_assistant(body, message.get("tool_calls") or ())
+        return _render_assistant(body, message.get("tool_calls") or ()), images
     call_id = str(message.get("tool_call_id") or message.get("name") or "")
     name = tool_names.get(call_id) or message.get("name")
     label = f"#{call_id} ({name})" if name and name != call_id else f"#{call_id}"
-    return f"[Tool result {label}]: {body}"
+    return f"[Tool result {label}]: {body}", images
 
 
 def _render_assistant(body: str, tool_calls: Iterable[Mapping[str, Any]]) -> str:
@@ -81,17 +96,26 @@ def _tool_names_by_call_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, s
 
 
 def content_text(content: Any, *, where: str = "content") -> str:
-    """OpenAI message content (None, a string, or a list of parts) as plain text.
+    """OpenAI message content (None, a string, or a list of parts) as plain text; its images
+    (``image_url`` parts) go to conol as uploaded assets, not as text (:func:`render_messages`)."""
+    return _content(content, where, ImageLimits())[0]
 
-    Images have no upload path in conol, so an ``image_url`` part becomes ``[Image: <url>]``.
-    """
+
+def _content(content: Any, where: str, limits: ImageLimits) -> tuple[str, list[ImageSource]]:
     if content is None:
-        return ""
+        return "", []
     if isinstance(content, str):
-        return content
+        return content, []
     if not isinstance(content, list):
         raise BadRequest(f"{where} must be a string, a list of parts or null, got {type(content).__name__}")
-    return "\n".join(filter(None, (_part_text(part, where) for part in content)))
+    texts: list[str] = []
+    images: list[ImageSource] = []
+    for part in content:
+        if isinstance(part, Mapping) and part.get("type") in IMAGE_PART_TYPES:
+            images.append(image_of_part(part, where, limits))
+        else:
+            texts.append(_part_text(part, where))
+    return "\n".join(filter(None, texts)), images
 
 
 def _part_text(part: Any, where: str) -> str:
@@ -102,10 +126,6 @@ def _part_text(part: Any, where: str) -> str:
     kind = part.get("type")
     if kind in ("text", "input_text"):
         return str(part.get("text") or "")
-    if kind == "image_url":
-        image = part.get("image_url")
-        url = image.get("url") if isinstance(image, Mapping) else image
-        return f"[Image: {url}]"
     raise BadRequest(f"{where} has a part of unsupported type {kind!r} (supported: text, image_url)")
 
 

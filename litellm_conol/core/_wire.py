@@ -25,6 +25,20 @@ class TextPart(BaseModel):
     content: str
 
 
+class ImagePart(BaseModel):
+    """An uploaded image in a turn (addendum §2.1): ``content`` is ``/api/assets/<id>``; while the
+    request is rendered and not yet uploaded, a pending name (``_images.PENDING_PREFIX`` + key)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: Literal["image"] = "image"
+    content: str
+    media_type: str = Field(serialization_alias="mediaType")
+
+
+MessagePart = TextPart | ImagePart
+
+
 class ToolSpec(BaseModel):
     """A tool in conol's (Anthropic) format."""
 
@@ -41,7 +55,7 @@ class CreateSessionBody(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     source: Source = Field(default_factory=Source)
-    messages: list[TextPart]
+    messages: list[MessagePart]
     timezone: str
     agent_model: str = Field(serialization_alias="agentModel")
     agent_effort: Effort = Field(default="low", serialization_alias="agentEffort")

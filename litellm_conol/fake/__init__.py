@@ -43,6 +43,12 @@ P=chg; committed_tail, unicode, tool_call_twice, builtin_websearch L=cum; multi_
 stages=all; parts, multi_tool omit empty keys; long, silence, out_of_order P=chg; the rest
 L=once P=all. ``fake.scenarios[name].description`` (and ``GET /_fake/scenarios``) says what each does.
 
+Images and discovery (addendum §2.1, §2.4; ``_assets``): ``POST /api/assets`` (raw ``image/*`` bytes)
+-> 201 ``{id, url, mediaType}``; a create part ``{"type": "image", "content": "/api/assets/<id>",
+"mediaType"}`` must name an uploaded asset (else 400); ``GET /api/agent-servers`` -> the servers'
+agents, models, ``inputModalities`` and ``efforts``. Switches: ``assets``, ``asset_max_bytes``,
+``asset_status``, ``agent_servers`` (``FakeConfig``); ``fake.assets`` lists the uploads.
+
 Records (``fake.requests`` / ``fake.sessions`` / ``fake.last_session`` and ``GET /_fake/requests``,
 ``/_fake/sessions``, ``/_fake/sessions/<id>[?full=1]``) use ``time.time()``; cookie values are never
 stored. Faults: ``fake.configure(...)`` / ``POST /_fake/config`` (see ``FakeConfig``); ``fake.reset()``
@@ -51,6 +57,7 @@ stored. Faults: ``fake.configure(...)`` / ``POST /_fake/config`` (see ``FakeConf
 
 from __future__ import annotations
 
+from ._assets import AGENT_SERVER_KEY, EXTRA_MODELS, StoredAsset
 from ._catalog import DOWNGRADE_MODEL, KNOWN_MODELS
 from ._expected import Expected, ExpectedToolCall, expected_from_steps
 from ._library import BUILTINS, long_text, tool_result_in
@@ -84,11 +91,13 @@ from ._steps import (
 )
 
 __all__ = [
+    "AGENT_SERVER_KEY",
     "BUILTINS",
     "BUILTIN_TOOLS",
     "COOKIE_NAME",
     "DEFAULT_TOKEN",
     "DOWNGRADE_MODEL",
+    "EXTRA_MODELS",
     "KNOWN_MODELS",
     "REASONING_KINDS",
     "RECORDING_FORMAT",
@@ -117,6 +126,7 @@ __all__ = [
     "SetStatus",
     "Sleep",
     "Step",
+    "StoredAsset",
     "Together",
     "ToolCall",
     "UserTurn",

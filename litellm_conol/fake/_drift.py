@@ -25,6 +25,8 @@ DRIFTS: dict[str, str] = {
     "tool_renamed": "tool calls are logged as {type: tool_use, tool: NAME, args: {..}}",
     "status_word": "terminal statuses are reported as 'finished' (a word the spec does not list)",
     "status_wrapped": "GET /api/sessions/<id> answers {session: {status, ..}} (an extra wrapping object)",
+    "asset_renamed": "POST /api/assets answers {assetId, url, mediaType} instead of {id, url, mediaType}",
+    "agent_servers_renamed": "GET /api/agent-servers answers {agentList: [..]} (a key no reader knows)",
 }
 DRIFTED_TERMINAL = "finished"
 
@@ -53,6 +55,16 @@ class Drift:
     def balance(self, body: dict[str, Any]) -> dict[str, Any]:
         if "balance_renamed" in self.names:
             return {("balance" if k == "total" else k): v for k, v in body.items()}
+        return body
+
+    def asset(self, body: dict[str, Any]) -> dict[str, Any]:
+        if "asset_renamed" in self.names:
+            return {("assetId" if k == "id" else k): v for k, v in body.items()}
+        return body
+
+    def agent_servers(self, body: Any) -> Any:
+        if "agent_servers_renamed" in self.names:
+            return {"agentList": body if isinstance(body, list) else [body]}
         return body
 
     def created(self, body: dict[str, Any]) -> dict[str, Any]:

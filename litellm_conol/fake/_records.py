@@ -187,6 +187,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "framing": ("sse", "ndjson", "message"),
     "balance": ("full", "total", "zero"),
     "auth": ("ok", "dead_401", "dead_200", "rate_limited", "checkpoint"),
+    "assets": ("on", "absent"),
+    "agent_servers": ("list", "agentServers", "servers", "data", "strings", "absent"),
 }
 
 
@@ -203,6 +205,8 @@ class FakeConfig:
     * ``ping_interval``: seconds of stream idleness before a ``: ping`` comment.
     * ``replay_dir``: where ``[[fake:replay file=NAME]]`` looks for recordings (default: the current
       directory); names cannot leave it.
+    * ``assets`` (on | absent), ``asset_max_bytes``, ``asset_status``; ``agent_servers`` (list |
+      agentServers | servers | data | strings | absent): the readings of ``_assets``.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
 
@@ -236,6 +240,10 @@ class FakeConfig:
     context_model: str | None = None
     balance: str = "full"
     auth: str = "ok"
+    assets: str = "on"
+    asset_max_bytes: int = 10 * 1024 * 1024
+    asset_status: int | None = None
+    agent_servers: str = "list"
 
     @property
     def drifts(self) -> Drift:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from ._assets import StoredAsset
 from ._catalog import KNOWN_MODELS
 from ._drift import DRIFTS
 from ._records import CHOICES, FakeConfig, RequestRecord, SessionRecord
@@ -180,6 +181,11 @@ class FakeConol:
     @property
     def requests(self) -> list[RequestRecord]:
         return list(self._state.requests)
+
+    @property
+    def assets(self) -> dict[str, StoredAsset]:
+        """The uploaded images (``POST /api/assets``) by id: media type, size, sha256."""
+        return dict(self._state.assets.assets)
 
     @property
     def sessions(self) -> dict[str, SessionRecord]:

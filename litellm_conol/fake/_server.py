@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from ._account import CHECKPOINT_PAGE, NO_CREDITS, balance_body
+from ._assets import AssetStore, agent_servers_response
 from ._catalog import DOWNGRADE_MODEL
 from ._codec import loads
 from ._control import ControlEndpoints
@@ -66,6 +67,7 @@ class FakeState:
         self.requests: list[RequestRecord] = []
         self.live: dict[str, LiveSession] = {}
         self.stopping = False
+        self.assets = AssetStore()
         self.reset()
 
     # ------------------------------------------------------------------------------------- lifecycle
@@ -80,6 +82,7 @@ class FakeState:
         self.config = FakeConfig(ping_interval=ping_interval, drift=self._drift)
         self.config.update(self._readings)
         self.requests, self.live = [], {}
+        self.assets = AssetStore()
 
     def _replay_scenario(self) -> Scenario:
         def steps(ctx: ScenarioContext) -> list[Step]:
@@ -112,6 +115,8 @@ class FakeState:
         api = self._api
         app.router.add_get("/api/auth/get-session", api(self._get_session))
         app.router.add_get("/api/billing/balance", api(self._balance))
+        app.router.add_post("/api/assets", api(self._upload))
+        app.router.add_get("/api/agent-servers", api(self._agent_servers))
         app.router.add_post("/api/sessions", api(self._create))
         app.router.add_get("/api/sessions/{id}", api(self._status))
         app.router.add_get("/api/sessions/{id}/messages", api(self._messages))
@@ -182,6 +187,13 @@ class FakeState:
     async def _balance(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         return json_response(self.config.drifts.balance(balance_body(self.config.balance, time.time())))
 
+    async def _upload(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
+        record.body, record.body_error = None, None  # image bytes, not a JSON body
+        return await self.assets.upload(request, record, self.config)
+
+    async def _agent_servers(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
+        return agent_servers_response(self.config)
+
     async def _not_found(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         return error_response(404, "Not found")
 
@@ -189,11 +201,11 @@ class FakeState:
         fault = self._create_fault()
         if fault is not None:
             return fault
-        problem = record.body_error or create_body_problem(record.body)
+        problem = record.body_error or create_body_problem(record.body, self.assets.known)
         if problem is not None:
             return error_response(400, problem)
         body: dict[str, Any] = record.body
-        messages = [part["content"] for part in body["messages"]]
+        messages = [part["content"] for part in body["messages"] if part["type"] == "text"]
         name, params = find_marker(messages) or (self.default_scenario, {})
         scenario = self.scenarios.get(name)
         if scenario is None:

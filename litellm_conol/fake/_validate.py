@@ -3,16 +3,19 @@ service would need it to be, so a client bug shows up as an error instead of a s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 EFFORTS = ("low", "medium", "high", "max")
 
 
-def create_body_problem(body: Any) -> str | None:
-    """Why ``body`` is not a valid create request, or None when it is."""
+def create_body_problem(body: Any, known_asset: Callable[[str], bool] = lambda path: False) -> str | None:
+    """Why ``body`` is not a valid create request, or None when it is. An image part must name an
+    asset uploaded before (``known_asset``: its ``/api/assets/<id>`` path is known)."""
     if not isinstance(body, dict):
         return "body must be a JSON object"
-    for check in (_source, _messages, _model, _effort, _tools, _timezone):
+    checks = (_source, lambda b: _messages(b, known_asset), _model, _effort, _tools, _timezone)
+    for check in checks:
         problem = check(body)
         if problem is not None:
             return problem
@@ -27,17 +30,31 @@ def _source(body: dict[str, Any]) -> str | None:
     return None
 
 
-def _messages(body: dict[str, Any]) -> str | None:
+def _messages(body: dict[str, Any], known_asset: Callable[[str], bool]) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "messages must be a non-empty list of {'type': 'text', 'content': <string>}"
     for i, part in enumerate(messages):
-        if (
+        if isinstance(part, dict) and part.get("type") == "image":
+            problem = _image_part(i, part, known_asset)
+            if problem is not None:
+                return problem
+        elif (
             not isinstance(part, dict)
             or part.get("type") != "text"
             or not isinstance(part.get("content"), str)
         ):
             return f"messages[{i}] must be {{'type': 'text', 'content': <string>}}"
+    return None
+
+
+def _image_part(i: int, part: dict[str, Any], known_asset: Callable[[str], bool]) -> str | None:
+    content, media_type = part.get("content"), part.get("mediaType")
+    if not isinstance(content, str) or not isinstance(media_type, str) or not media_type.startswith("image/"):
+        shape = "{'type': 'image', 'content': '/api/assets/<id>', 'mediaType': 'image/…'}"
+        return f"messages[{i}] must be {shape}"
+    if not known_asset(content):
+        return f"messages[{i}] names an unknown asset {content!r}"
     return None
 
 

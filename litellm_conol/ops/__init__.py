@@ -10,3 +10,5 @@ from ._doctor_judge import Check as Check
 from ._doctor_judge import report_json as report_json
 from ._doctor_judge import report_text as report_text
 from ._record import record_session as record_session
+from ._refresh import Refreshed as Refreshed
+from ._refresh import refresh_catalog as refresh_catalog

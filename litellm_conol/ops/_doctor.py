@@ -4,12 +4,13 @@ conol's web API is not a published API; it changes without notice. Each check ex
 the provider relies on, with the provider's own transport and driver (a real session, exactly as a
 chat request runs it), and judges the shapes conol sent back, so a failure names what moved:
 
-token, balance, create, stream (``history_delta`` events), previews (message snapshots), status
-(polling reaches a terminal word), tool_call (a trivial client tool comes back as a call), one line
-per capability other clients report (contextUsage, framing: PASS, FAIL or ABSENT) and one
-``model <id>`` check per catalog model (does conol downgrade it for this account?).
+token, balance, assets and discovery (``_doctor_caps``), create, stream (``history_delta`` events),
+previews (message snapshots), status (polling reaches a terminal word), tool_call (a trivial client
+tool comes back as a call), one line per capability other clients report (contextUsage, framing)
+and one ``model <id>`` check per catalog model (does conol downgrade it for this account?). The
+capability lines (assets, discovery, contextUsage, framing) are PASS, FAIL or ABSENT.
 
-The session checks, the tool check and the model checks run concurrently under one budget.
+The capability, session, tool and model checks run concurrently under one budget.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..core import (
     UpstreamError,
 )
 from ._doctor_account import check_balance, check_token
+from ._doctor_caps import check_assets, check_discovery
 from ._doctor_judge import (
     CAPABILITIES,
     Check,
@@ -81,7 +83,8 @@ async def run_doctor(settings: DoctorSettings, client: httpx.AsyncClient) -> lis
     plain = Transport(settings.endpoint, client, request_timeout=REQUEST_TIMEOUT)
     token_check, stop = await check_token(plain)
     results["token"] = token_check
-    order = ["token", "balance", "create", "stream", "previews", "status", "tool_call", *CAPABILITIES]
+    order = ["token", "balance", "assets", "discovery", "create", "stream", "previews", "status", "tool_call"]
+    order += CAPABILITIES
     order += [_model_name(m) for m in settings.models]
     if stop is not None:
         return [
@@ -91,6 +94,8 @@ async def run_doctor(settings: DoctorSettings, client: httpx.AsyncClient) -> lis
     results["balance"] = await _guarded("balance", lambda: check_balance(plain))
     slots = asyncio.Semaphore(MODEL_CHECKS_AT_ONCE)
     work = [
+        _put(results, "assets", lambda: check_assets(settings.endpoint, client)),
+        _put(results, "discovery", lambda: check_discovery(settings.endpoint, client)),
         _session_checks(settings, client, results, deadline),
         _put(results, "tool_call", lambda: _check_tool_call(settings, client)),
         *(_put(results, _model_name(m), partial(_check_model, plain, m, slots)) for m in settings.models),

@@ -21,14 +21,16 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client import SessionRun, Transport, shared_client
+from ..client import SessionRun, Transport, asset_cache, shared_client, upload_images
 from ..core import (
     AgentFailed,
     AnswerCutter,
     Assembler,
+    AssetRef,
     BadRequest,
     CallToCheck,
     ClientToolCall,
+    ConolError,
     ConolRequest,
     ContextUsage,
     CreateSessionBody,
@@ -41,6 +43,7 @@ from ..core import (
     check_answer,
     check_tool_calls,
     reported_model,
+    resolve_images,
     tool_call_repair,
 )
 from ._chunks import (
@@ -52,6 +55,9 @@ from ._chunks import (
     turn_usage_of,
 )
 from ._failure_memory import FailureGuard
+
+# what a create that names a gone asset may answer
+STALE_ASSET = frozenset({400, 404, 410, 422})
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,8 @@ class Exchange:
     runs: list[SessionRun] = field(default_factory=list, init=False)
     prompts: list[list[Any]] = field(default_factory=list, init=False)
     content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
+    assets: dict[str, AssetRef] = field(default_factory=dict, init=False)  # uploaded images by key
+    _remembered: bool = field(default=False, init=False)  # some came from an earlier request's upload
 
     @property
     def last(self) -> SessionRun:
@@ -82,24 +90,13 @@ class Exchange:
     async def chunks(self, maker: ChunkMaker | None = None) -> AsyncIterator[ModelResponseStream]:
         """Run the turns; yield chunks when a ``maker`` is given (streaming)."""
         conversation = list(self.messages)
+        self.assets = await self._uploaded_images()
         for turn in range(self.request.max_repair_turns + 1):
             body = self.request.body if turn == 0 else self.request.body_for(conversation)
-            guard = FailureGuard.of(self.request, body)
-            guard.check()  # a failure this request is known to repeat: no session spent on it
-            run = session_run(self.request, body, await answer_cutter(self.request))
-            self.runs.append(run)
-            self.prompts.append(conversation)
             live = maker if turn == 0 and not self.holds_answer else None
-            try:
-                async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
-                    yield chunk
-            except AgentFailed as failure:
-                classified = guard.failed(failure)
-                if classified is failure:
-                    raise
-                raise classified from failure
-            guard.succeeded()
-            rejection = self._judge(run.assembler)
+            async for chunk in self._guarded_turn(body, conversation, live):
+                yield chunk
+            rejection = self._judge(self.last.assembler)
             if rejection is None:
                 break
             if turn == self.request.max_repair_turns or (
@@ -110,6 +107,61 @@ class Exchange:
         if maker is not None:
             for chunk in self._held_chunks(maker):
                 yield chunk
+
+    async def _guarded_turn(
+        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None
+    ) -> AsyncIterator[ModelResponseStream]:
+        """One turn under the failure memory: a failure this request is known to repeat costs no
+        session, and a repeated one becomes the error clients do not retry (``core._failures``)."""
+        guard = FailureGuard.of(self.request, body)
+        guard.check()
+        try:
+            async for chunk in self._turn(body, conversation, live):
+                yield chunk
+        except AgentFailed as failure:
+            classified = guard.failed(failure)
+            if classified is failure:
+                raise
+            raise classified from failure
+        guard.succeeded()
+
+    async def _turn(
+        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None
+    ) -> AsyncIterator[ModelResponseStream]:
+        """One session. An image remembered from an earlier request may be gone from conol (expired,
+        deleted): when the create is refused and the turn names remembered assets, they are
+        forgotten and uploaded afresh, and the create is tried once more (no session was made)."""
+        for attempt in (0, 1):
+            run = session_run(
+                self.request, resolve_images(body, self.assets), await answer_cutter(self.request)
+            )
+            self.runs.append(run)
+            self.prompts.append(conversation)
+            try:
+                async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                    yield chunk
+                return
+            except ConolError as exc:
+                if (
+                    attempt
+                    or not self._remembered
+                    or run.info is not None
+                    or exc.status_code not in STALE_ASSET
+                ):
+                    raise
+            self.runs.pop()
+            self.prompts.pop()
+            asset_cache.forget(self.request.endpoint, self.assets.values())
+            self._remembered = False
+            self.assets = await self._uploaded_images()
+
+    async def _uploaded_images(self) -> dict[str, AssetRef]:
+        """The request's images as conol assets (before the session: the turn names them)."""
+        request = self.request
+        if not request.images:
+            return {}
+        self._remembered = any(asset_cache.get(request.endpoint, key) for key in request.images)
+        return await upload_images(request.endpoint, shared_client(), request.images, request.image_limits)
 
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""

@@ -15,8 +15,15 @@ import httpx
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
-from ..client import Transport, shared_client
-from ..core import ConolRequest, build_request, is_health_check
+from ..client import Transport, discovery_cache, shared_client
+from ..core import (
+    ConolRequest,
+    Discovered,
+    build_request,
+    discovery_settings,
+    is_health_check,
+    request_endpoint,
+)
 from ._chunks import ChunkMaker, fill_health_response, fill_model_response
 from ._exchange import Exchange
 from ._model_map import register_model_map
@@ -74,14 +81,16 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
 
 def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict[str, Any]) -> ConolRequest:
     timeout: float | httpx.Timeout | None = kwargs.get("timeout")
+    optional_params = kwargs.get("optional_params") or {}
     return build_request(
         model=model,
         messages=messages,
         api_key=kwargs.get("api_key"),
         api_base=api_base,
-        optional_params=kwargs.get("optional_params") or {},
+        optional_params=optional_params,
         timeout=timeout,
         original_body=original_body(kwargs.get("litellm_params")),
+        discovered=_discovered(kwargs.get("api_key"), api_base, optional_params),
     )
 
 
@@ -96,6 +105,15 @@ def original_body(litellm_params: Any) -> dict[str, Any] | None:
     server_request = litellm_params.get("proxy_server_request")
     body = server_request.get("body") if isinstance(server_request, dict) else None
     return body if isinstance(body, dict) else None
+
+
+def _discovered(api_key: str | None, api_base: str | None, optional_params: Any) -> Discovered | None:
+    """What run-time discovery knows now (``discovery: startup | interval``); never waits for it."""
+    mode, interval = discovery_settings(optional_params)
+    if mode == "off":
+        return None
+    endpoint = request_endpoint(api_key, api_base)
+    return discovery_cache.current(endpoint, shared_client(), mode, interval)
 
 
 conol_llm = ConolLLM()

@@ -76,7 +76,7 @@ def test_model_info_shows_the_catalog_capabilities_and_prices(model_map_proxy):
     assert (haiku["input_cost_per_token"], haiku["output_cost_per_token"]) == (1e-06, 5e-06)
     assert (haiku["max_input_tokens"], haiku["max_output_tokens"]) == (200000, 64000)
     assert haiku["supports_function_calling"] is True and haiku["supports_reasoning"] is True
-    assert haiku["supports_vision"] is False and haiku["supports_pdf_input"] is False
+    assert haiku["supports_vision"] is True and haiku["supports_pdf_input"] is False
     assert "reasoning_effort" in haiku["supported_openai_params"]
     assert rows["priced-haiku"]["input_cost_per_token"] == PRICED["input_cost_per_token"]
 

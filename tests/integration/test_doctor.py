@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.doctor import CAPABILITIES, DRIFT_EFFECTS, SESSION_CHECKS
 
 from litellm_conol import cli
 from litellm_conol.core._catalog import default_catalog
@@ -13,10 +14,6 @@ from litellm_conol.fake import DOWNGRADE_MODEL, KNOWN_MODELS, FakeConol
 
 pytestmark = pytest.mark.timeout(60)
 
-
-SESSION_CHECKS = ["token", "balance", "create", "stream", "previews", "status", "tool_call"]
-# the capability lines (issue 18) and their outcomes on the default fake: no contextUsage, SSE framing
-CAPABILITIES = {"contextUsage": "absent", "framing": "pass"}
 MODEL_CHECKS = [f"model conol/{m.id}" for m in default_catalog().models]
 
 
@@ -61,19 +58,6 @@ def test_doctor_passes_on_the_faithful_fake_as_text(agent_fake, capsys):
     assert lines[-1].startswith(f"doctor: {len(lines) - 2} passed, 0 failed, 0 skipped, 1 absent in ")
     assert lines[-1].endswith(f" s against {agent_fake.base_url}")
     assert agent_fake.token not in out
-
-
-# drift → (failed checks, skipped checks); every other check passes
-DRIFT_EFFECTS: dict[str, tuple[set[str], set[str]]] = {
-    "auth_wrapped": ({"token"}, set()),
-    "balance_renamed": ({"balance"}, set()),
-    "id_renamed": ({"create", "tool_call"}, {"stream", "previews", "status"}),
-    "event_renamed": ({"stream", "tool_call"}, {"previews"}),
-    "preview_renamed": ({"previews"}, set()),
-    "tool_renamed": ({"tool_call"}, set()),
-    "status_word": ({"status"}, set()),
-    "status_wrapped": ({"status"}, set()),
-}
 
 
 # what the failing check says (its start), for the drifts whose message names the new shape
@@ -159,7 +143,7 @@ def test_the_token_from_the_environment_is_used_and_never_printed(agent_fake, ca
     monkeypatch.setenv("CONOL_API_BASE", agent_fake.base_url)
     assert cli.main(["doctor", "--no-models"]) == 0
     out, err = capsys.readouterr()
-    assert agent_fake.token not in out + err and "doctor: 8 passed, 0 failed" in out
+    assert agent_fake.token not in out + err and "doctor: 10 passed, 0 failed" in out
 
 
 def test_unknown_drift_names_are_refused(conol_fake):
@@ -188,6 +172,8 @@ def test_the_whole_run_is_bounded_by_the_budget(conol_fake, capsys):
     assert outcomes == {
         "token": "pass",
         "balance": "pass",
-        **{n: "fail" for n in [*SESSION_CHECKS[2:], *CAPABILITIES]},
+        "assets": "pass",
+        "discovery": "pass",
+        **{n: "fail" for n in [*SESSION_CHECKS[4:], *CAPABILITIES]},
     }
-    assert {c["detail"] for c in report["checks"][2:]} == {"did not finish within the 1 s budget"}
+    assert {c["detail"] for c in report["checks"][4:]} == {"did not finish within the 1 s budget"}

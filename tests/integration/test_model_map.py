@@ -51,7 +51,7 @@ def test_litellm_knows_every_catalog_model():
         assert litellm.utils.supports_function_calling(name) is True
         assert litellm.utils.supports_response_schema(name) is True
         assert litellm.utils.supports_reasoning(name) is True
-        assert litellm.utils.supports_vision(name) is False
+        assert litellm.utils.supports_vision(name) is model.supports_vision  # images go as assets
         # not inherited from a same-named model of another provider (anthropic's claude-haiku-4-5)
         assert litellm.utils.supports_pdf_input(name) is False
         assert litellm.utils.supports_prompt_caching(name) is False

@@ -152,7 +152,7 @@ def test_whole_conversation_is_rendered(kw, conol_fake):
             "role": "user",
             "content": [
                 {"type": "text", "text": "Echo this"},
-                {"type": "image_url", "image_url": {"url": "https://e.x/a.png"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
                 {"type": "text", "text": "[[fake:echo]]"},
             ],
         },
@@ -163,9 +163,9 @@ def test_whole_conversation_is_rendered(kw, conol_fake):
         "[System]\nBe brief.",
         "Hi",
         "[Assistant]\nHello!",
-        "Echo this\n[Image: https://e.x/a.png]\n[[fake:echo]]",
+        "Echo this\n[[fake:echo]]",
     ]
-    assert response.choices[0].message.content == "Echo this\n[Image: https://e.x/a.png]\n[[fake:echo]]"
+    assert response.choices[0].message.content == "Echo this\n[[fake:echo]]"
 
 
 @pytest.mark.parametrize(

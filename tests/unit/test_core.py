@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -11,6 +12,7 @@ from litellm_conol import Assembler, BadRequest, ModelNotFound
 from litellm_conol.core._assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
 from litellm_conol.core._catalog import default_catalog
 from litellm_conol.core._errors import AgentFailed
+from litellm_conol.core._images import ImageLimits
 from litellm_conol.core._render import content_text, convert_tools, map_effort, render_messages
 from litellm_conol.core._wire import CreateSessionBody, parse_event
 
@@ -252,13 +254,15 @@ def test_render_roles_in_order():
                     {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
                 ],
             },
-        ]
+        ],
+        ImageLimits(fetch="public"),
     )
     assert [p.content for p in parts] == [
         "[System]\nBe brief.",
         "Hi",
         "[Assistant]\nHello!",
-        "Look:\n[Image: https://x/y.png]",
+        "Look:",
+        "pending-image:url:" + hashlib.sha256(b"https://x/y.png").hexdigest(),
     ]
 
 

@@ -4,27 +4,12 @@ missing token is a usage error."""
 from __future__ import annotations
 
 import pytest
+from support.doctor import DRIFT_EFFECTS, SESSION_CHECKS
 
 from litellm_conol import cli
 from litellm_conol.fake._drift import DRIFTS
 
 pytestmark = pytest.mark.timeout(60)
-
-
-SESSION_CHECKS = ["token", "balance", "create", "stream", "previews", "status", "tool_call"]
-
-
-# drift → (failed checks, skipped checks); every other check passes
-DRIFT_EFFECTS: dict[str, tuple[set[str], set[str]]] = {
-    "auth_wrapped": ({"token"}, set()),
-    "balance_renamed": ({"balance"}, set()),
-    "id_renamed": ({"create", "tool_call"}, {"stream", "previews", "status"}),
-    "event_renamed": ({"stream", "tool_call"}, {"previews"}),
-    "preview_renamed": ({"previews"}, set()),
-    "tool_renamed": ({"tool_call"}, set()),
-    "status_word": ({"status"}, set()),
-    "status_wrapped": ({"status"}, set()),
-}
 
 
 def test_every_drift_is_covered_and_every_check_can_fail():

@@ -1,0 +1,155 @@
+"""Uploading a request's images (``POST /api/assets``, addendum §2.1), each once per conversation.
+
+A chat client re-sends the whole conversation every turn, earlier images included. Uploads are
+remembered by content hash (and a fetched URL by its URL), per conol account and base URL, so an
+image already uploaded is named again, not sent again. The account is keyed by a hash of its token:
+the token itself is never stored here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+
+from ..core import (
+    AssetRef,
+    ConolError,
+    Endpoint,
+    ImageLimits,
+    ImageSource,
+    ImageTooLarge,
+    ImageTypeUnsupported,
+    UpstreamError,
+    asset_ref,
+    content_key,
+)
+from ._fetch import ImageFetcher
+from ._http_errors import error_for_response, error_for_transport
+
+CACHE_SIZE = 4096  # uploads remembered per process (a few hundred bytes each)
+
+
+@dataclass
+class AssetCache:
+    """Uploaded assets by (conol, account, image key); least recently used dropped first."""
+
+    size: int = CACHE_SIZE
+    _entries: OrderedDict[tuple[str, str, str], AssetRef] = field(default_factory=OrderedDict)
+
+    def get(self, endpoint: Endpoint, key: str) -> AssetRef | None:
+        entry = self._entries.get(self._key(endpoint, key))
+        if entry is not None:
+            self._entries.move_to_end(self._key(endpoint, key))
+        return entry
+
+    def put(self, endpoint: Endpoint, key: str, asset: AssetRef) -> None:
+        self._entries[self._key(endpoint, key)] = asset
+        self._entries.move_to_end(self._key(endpoint, key))
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def forget(self, endpoint: Endpoint, assets: Iterable[AssetRef]) -> None:
+        """Drop every entry of this account naming one of ``assets`` (gone from conol)."""
+        paths = {asset.path for asset in assets}
+        account = self._key(endpoint, "")[:2]
+        for key in [k for k, v in self._entries.items() if k[:2] == account and v.path in paths]:
+            del self._entries[key]
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def _key(endpoint: Endpoint, key: str) -> tuple[str, str, str]:
+        account = hashlib.sha256(endpoint.token.encode()).hexdigest()[:32]
+        return endpoint.base_url.rstrip("/"), account, key
+
+
+asset_cache = AssetCache()
+
+
+async def upload_asset(
+    endpoint: Endpoint, client: httpx.AsyncClient, data: bytes, media_type: str, timeout: float = 60.0
+) -> AssetRef:
+    """``POST /api/assets`` with the raw bytes; typed errors for 413 / 415, the usual for the rest."""
+    doing = "uploading an image"
+    origin = endpoint.url("").rstrip("/")
+    headers = endpoint.headers() | {"Content-Type": media_type, "Referer": origin + "/home"}
+    try:
+        response = await client.post(
+            endpoint.url("/api/assets"), content=data, headers=headers, timeout=timeout
+        )
+    except httpx.HTTPError as exc:
+        raise error_for_transport(exc, doing, secrets=(endpoint.token,)) from None
+    if response.status_code == 413:
+        raise ImageTooLarge(f"conol refused an image of {len(data):,} bytes as too large (413)")
+    if response.status_code == 415:
+        raise ImageTypeUnsupported(f"conol refused an image of type {media_type} (415)")
+    if response.status_code == 404:
+        raise UpstreamError(
+            "conol does not accept image uploads here (POST /api/assets answered 404): the request "
+            "has images; send it without them, or run `litellm-conol doctor`",
+            status_code=502,
+        )
+    if not response.is_success:
+        raise error_for_response(response, doing, secrets=(endpoint.token,))
+    try:
+        answer = json.loads(response.content)
+    except ValueError:
+        answer = None
+    asset = asset_ref(answer)
+    if asset is None:
+        keys = sorted(answer)[:8] if isinstance(answer, dict) else type(answer).__name__
+        raise UpstreamError(f"conol's answer to an image upload has no usable asset id ({keys})")
+    return asset if asset.media_type else AssetRef(asset.path, media_type)
+
+
+async def upload_images(
+    endpoint: Endpoint,
+    client: httpx.AsyncClient,
+    images: Mapping[str, ImageSource],
+    limits: ImageLimits,
+    *,
+    cache: AssetCache = asset_cache,
+    fetcher: ImageFetcher | None = None,
+) -> dict[str, AssetRef]:
+    """Each image's asset, by its pending key: from the cache, else fetched (http(s)) and uploaded."""
+    assets: dict[str, AssetRef] = {}
+    for key, source in images.items():
+        asset = cache.get(endpoint, key)
+        if asset is None:
+            asset = await _upload(endpoint, client, source, limits, cache, fetcher)
+            cache.put(endpoint, key, asset)
+        assets[key] = asset
+    return assets
+
+
+async def _upload(
+    endpoint: Endpoint,
+    client: httpx.AsyncClient,
+    source: ImageSource,
+    limits: ImageLimits,
+    cache: AssetCache,
+    fetcher: ImageFetcher | None,
+) -> AssetRef:
+    data, media_type = source.data, source.media_type
+    if data is None or media_type is None:
+        fetcher = fetcher or ImageFetcher(timeout=limits.fetch_timeout, max_bytes=limits.max_bytes)
+        data, media_type = await fetcher.fetch(source.url or "", "image_url")
+    by_content = content_key(data)
+    asset = cache.get(endpoint, by_content)
+    if asset is None:
+        try:
+            asset = await upload_asset(endpoint, client, data, media_type)
+        except ConolError as exc:
+            exc.message = exc.message.replace(endpoint.token, "***") if endpoint.token else exc.message
+            raise
+        cache.put(endpoint, by_content, asset)
+    return asset

@@ -1,0 +1,250 @@
+"""Images in a request → what conol receives (addendum §2.1): pure parts, decoding and limits.
+
+conol sees an image only as an uploaded asset (``POST /api/assets``, then a part
+``{"type": "image", "content": "/api/assets/<id>", "mediaType": …}``). Rendering cannot upload, so an
+image becomes an :class:`ImageSource` (the bytes of a ``data:`` URL, or an ``http(s)`` URL the
+deployment allows fetching) and a pending :class:`~._wire.ImagePart` naming it by content hash; the
+client uploads and :func:`resolve_images` fills the asset paths in before the session is created.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote_to_bytes, urlsplit
+
+from ._catalog import CatalogModel
+from ._errors import BadRequest
+from ._wire import CreateSessionBody, ImagePart, TextPart
+
+if TYPE_CHECKING:
+    from ._discovery import Discovered
+
+ImageFetch = Literal["off", "public"]
+
+PENDING_PREFIX = "pending-image:"
+ASSET_ID = re.compile(r"[A-Za-z0-9_-]+")  # OR2 refuses any other asset id (addendum §2.1)
+# What every vision model behind conol reads; others (svg, tiff, heic) are refused here, not there.
+MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_IMAGES = 20
+DEFAULT_FETCH_TIMEOUT = 10.0
+MAX_IMAGE_BYTES_CEILING = 50 * 1024 * 1024  # a misconfiguration, not a bigger picture
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """Per deployment: ``image_fetch`` (off | public), ``max_image_bytes``, ``max_images``,
+    ``image_fetch_timeout`` (seconds)."""
+
+    fetch: ImageFetch = "off"
+    max_bytes: int = DEFAULT_MAX_IMAGE_BYTES
+    max_images: int = DEFAULT_MAX_IMAGES
+    fetch_timeout: float = DEFAULT_FETCH_TIMEOUT
+
+
+@dataclass(frozen=True)
+class ImageSource:
+    """One image of the request: its bytes (from a ``data:`` URL or base64 block), or the http(s)
+    URL to fetch. ``key`` names it in the pending part: the content hash, or the URL's hash."""
+
+    key: str
+    media_type: str | None = None
+    data: bytes | None = field(default=None, repr=False)
+    url: str | None = None
+
+    @property
+    def pending(self) -> str:
+        return PENDING_PREFIX + self.key
+
+
+@dataclass(frozen=True)
+class AssetRef:
+    """conol's answer to an upload: where the asset is and what type it was stored as."""
+
+    path: str
+    media_type: str
+
+
+def content_key(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def image_limits(params: Mapping[str, Any]) -> ImageLimits:
+    """The deployment's (or call's) image options, checked: a bad value is a 400 naming it."""
+    fetch = str(params.get("image_fetch") or "off").strip().lower()
+    if fetch not in ("off", "public"):
+        raise BadRequest(f"image_fetch must be 'off' or 'public', got {params.get('image_fetch')!r}")
+    max_bytes = _whole("max_image_bytes", params.get("max_image_bytes"), DEFAULT_MAX_IMAGE_BYTES)
+    if max_bytes > MAX_IMAGE_BYTES_CEILING:
+        raise BadRequest(f"max_image_bytes must be at most {MAX_IMAGE_BYTES_CEILING}, got {max_bytes}")
+    timeout = params.get("image_fetch_timeout")
+    seconds = DEFAULT_FETCH_TIMEOUT if timeout is None else _seconds(timeout)
+    return ImageLimits(
+        fetch="public" if fetch == "public" else "off",
+        max_bytes=max_bytes,
+        max_images=_whole("max_images", params.get("max_images"), DEFAULT_MAX_IMAGES),
+        fetch_timeout=seconds,
+    )
+
+
+def _whole(name: str, value: Any, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadRequest(f"{name} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 120:
+        raise BadRequest(f"image_fetch_timeout must be a number of seconds from 0 to 120, got {value!r}")
+    return float(value)
+
+
+def image_of_part(part: Mapping[str, Any], where: str, limits: ImageLimits) -> ImageSource:
+    """An OpenAI ``image_url`` part, a Responses ``input_image`` part or an Anthropic ``image``
+    block (base64 or url ``source``) → the image to upload; a clear 400 for anything unusable."""
+    kind = part.get("type")
+    if kind == "image":
+        return _anthropic_block(part.get("source"), where, limits)
+    image = part.get("image_url")
+    url = image.get("url") if isinstance(image, Mapping) else image
+    if not isinstance(url, str) or not url.strip():
+        raise BadRequest(f"{where} has an {kind} part without a URL")
+    return image_of_url(url.strip(), where, limits)
+
+
+def _anthropic_block(source: Any, where: str, limits: ImageLimits) -> ImageSource:
+    if not isinstance(source, Mapping):
+        raise BadRequest(f"{where} has an image block without a source")
+    if source.get("type") == "url" and isinstance(source.get("url"), str):
+        return image_of_url(source["url"], where, limits)
+    if source.get("type") != "base64" or not isinstance(source.get("data"), str):
+        raise BadRequest(f"{where} has an image block whose source is not base64 data or a url")
+    media_type = _media_type(str(source.get("media_type") or ""), where)
+    return _decoded(_base64(source["data"], where), media_type, where, limits)
+
+
+def image_of_url(url: str, where: str, limits: ImageLimits) -> ImageSource:
+    """A ``data:`` URL is decoded here; an ``http(s)`` URL is kept for the client to fetch, only
+    when the deployment allows it; any other scheme is refused."""
+    scheme = url.partition(":")[0].lower()
+    if scheme == "data":
+        media_type, data = decode_data_url(url, where)
+        return _decoded(data, media_type, where, limits)
+    if scheme not in ("http", "https") or not urlsplit(url).hostname:
+        raise BadRequest(f"{where} has an image URL that is neither a data: URL nor an http(s) URL")
+    if limits.fetch == "off":
+        raise BadRequest(
+            f"{where} has an image given by http(s) URL, which this deployment does not fetch "
+            "(image_fetch is 'off'): send the image as a data: URL (base64), or set image_fetch: "
+            "public on the deployment"
+        )
+    return ImageSource(key="url:" + hashlib.sha256(url.encode()).hexdigest(), url=url)
+
+
+def decode_data_url(url: str, where: str = "image") -> tuple[str, bytes]:
+    """``data:image/png;base64,…`` → (media type, bytes); 400 naming what is wrong."""
+    header, comma, payload = url[5:].partition(",")
+    if not comma:
+        raise BadRequest(f"{where} has a data: URL without a comma before its data")
+    kinds = [item.strip().lower() for item in header.split(";")]
+    media_type = _media_type(kinds[0], where)
+    if "base64" in kinds[1:]:
+        return media_type, _base64(payload, where)
+    return media_type, unquote_to_bytes(payload)
+
+
+def _base64(payload: str, where: str) -> bytes:
+    try:
+        return base64.b64decode("".join(payload.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest(f"{where} has image data that is not valid base64") from None
+
+
+def _media_type(value: str, where: str) -> str:
+    media_type = value.strip().lower()
+    if media_type == "image/jpg":
+        media_type = "image/jpeg"
+    if media_type not in MEDIA_TYPES:
+        raise BadRequest(
+            f"{where} has an image of type {value or 'none'!r}; supported: {', '.join(sorted(MEDIA_TYPES))}"
+        )
+    return media_type
+
+
+def _decoded(data: bytes, media_type: str, where: str, limits: ImageLimits) -> ImageSource:
+    check_image_bytes(data, limits.max_bytes, where)
+    return ImageSource(key=content_key(data), media_type=media_type, data=data)
+
+
+def check_image_bytes(data: bytes, max_bytes: int, where: str) -> None:
+    if not data:
+        raise BadRequest(f"{where} has an empty image")
+    if len(data) > max_bytes:
+        raise BadRequest(
+            f"{where} has an image of {len(data):,} bytes, over this deployment's max_image_bytes "
+            f"({max_bytes:,})"
+        )
+
+
+def fetched_media_type(content_type: str | None, where: str) -> str:
+    """The ``Content-Type`` of a fetched image, which must be an image type we send on."""
+    return _media_type((content_type or "").partition(";")[0], where)
+
+
+def asset_ref(answer: Any) -> AssetRef | None:
+    """conol's upload answer ``{id, url, mediaType}`` → the part's path; ``None`` when unusable.
+
+    The part always names ``/api/assets/<id>`` (OR2's form; C2A sends the answer's ``url``, the same
+    path in the fixture): a ``url`` from the answer never goes into a turn verbatim."""
+    if not isinstance(answer, Mapping):
+        return None
+    asset_id = answer.get("id")
+    if not isinstance(asset_id, str) or not ASSET_ID.fullmatch(asset_id):
+        return None
+    media_type = answer.get("mediaType")
+    return AssetRef(
+        path=f"/api/assets/{asset_id}", media_type=media_type if isinstance(media_type, str) else ""
+    )
+
+
+def check_images(
+    model: CatalogModel, images: Mapping[str, ImageSource], limits: ImageLimits, discovered: Discovered | None
+) -> None:
+    """Refuse, before any upload, images for a model that does not take them (the account's agent
+    servers say so, else the catalog; when neither says, the images are sent) and too many images."""
+    if not images:
+        return
+    if len(images) > limits.max_images:
+        raise BadRequest(
+            f"the request has {len(images)} images, over this deployment's max_images ({limits.max_images})"
+        )
+    said = discovered.supports_vision(model.agent_model) if discovered is not None else None
+    source = "conol's agent-servers list"
+    if said is None:
+        said, source = model.supports_vision, "the model catalog"
+    if said is False:
+        raise BadRequest(
+            f"conol/{model.id} does not take image input (per {source}), and the request has "
+            f"{len(images)} image(s): use a model that does, or send text only"
+        )
+
+
+def resolve_images(body: CreateSessionBody, assets: Mapping[str, AssetRef]) -> CreateSessionBody:
+    """``body`` with each pending image part naming its uploaded asset (and its stored media type)."""
+    parts: list[TextPart | ImagePart] = []
+    changed = False
+    for part in body.messages:
+        if isinstance(part, ImagePart) and part.content.startswith(PENDING_PREFIX):
+            asset = assets[part.content.removeprefix(PENDING_PREFIX)]
+            part = ImagePart(content=asset.path, media_type=asset.media_type or part.media_type)
+            changed = True
+        parts.append(part)
+    return body.model_copy(update={"messages": parts}) if changed else body
