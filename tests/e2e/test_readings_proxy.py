@@ -12,7 +12,8 @@ from typing import Any
 import openai
 import pytest
 import yaml
-from proxyproc import MASTER_KEY, ROOT, ProxyProcess
+from support.paths import ROOT
+from support.proxyproc import MASTER_KEY, ProxyProcess
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
