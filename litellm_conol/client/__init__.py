@@ -7,7 +7,14 @@ path), which import-linter enforces.
 
 from __future__ import annotations
 
+from ._bindings import BindingStore as BindingStore
+from ._bindings import binding_store as binding_store
+from ._bindings import upstream_memory as upstream_memory
 from ._driver import SessionRun as SessionRun
+from ._followup import FollowUpRefused as FollowUpRefused
+from ._followup import FollowUpStart as FollowUpStart
+from ._followup import PinnedStart as PinnedStart
+from ._followup import SessionStart as SessionStart
 from ._http_errors import error_for_response as error_for_response
 from ._http_errors import error_for_transport as error_for_transport
 from ._pool import pooled_connections as pooled_connections

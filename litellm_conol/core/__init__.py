@@ -141,6 +141,39 @@ from ._render import (
 from ._render import (
     map_effort as map_effort,
 )
+from ._reuse import (
+    DEFAULT_BACKOFF as DEFAULT_BACKOFF,
+)
+from ._reuse import (
+    Binding as Binding,
+)
+from ._reuse import (
+    ReuseOptions as ReuseOptions,
+)
+from ._reuse import (
+    canonical_history as canonical_history,
+)
+from ._reuse import (
+    history_digest as history_digest,
+)
+from ._reuse import (
+    normalize_text as normalize_text,
+)
+from ._reuse import (
+    returned_assistant as returned_assistant,
+)
+from ._reuse import (
+    reuse_options as reuse_options,
+)
+from ._reuse import (
+    scope_digest as scope_digest,
+)
+from ._reuse import (
+    settings_digest as settings_digest,
+)
+from ._reuse import (
+    split_new_turn as split_new_turn,
+)
 from ._session_info import (
     RunStats as RunStats,
 )
@@ -168,14 +201,44 @@ from ._structured import (
 from ._structured import (
     tool_call_repair as tool_call_repair,
 )
+from ._turn import (
+    Continue as Continue,
+)
+from ._turn import (
+    Fresh as Fresh,
+)
+from ._turn import (
+    TurnBody as TurnBody,
+)
+from ._turn import (
+    TurnBoundary as TurnBoundary,
+)
+from ._turn import (
+    bind_refusal as bind_refusal,
+)
+from ._turn import (
+    decide as decide,
+)
+from ._turn import (
+    model_bodies as model_bodies,
+)
+from ._turn import (
+    render_turn as render_turn,
+)
 from ._wire import (
     AuthSession as AuthSession,
+)
+from ._wire import (
+    ConolEvent as ConolEvent,
 )
 from ._wire import (
     CreateSessionBody as CreateSessionBody,
 )
 from ._wire import (
     CreateSessionResult as CreateSessionResult,
+)
+from ._wire import (
+    HistoryDelta as HistoryDelta,
 )
 from ._wire import (
     SessionStatus as SessionStatus,

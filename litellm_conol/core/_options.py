@@ -19,6 +19,7 @@ from ._end_policy import Timing
 from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._errors import BadRequest, MissingCredential
 from ._render import convert_tools, map_effort, render_messages
+from ._reuse import ReuseOptions, reuse_options
 from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
 from ._wire import CreateSessionBody, TextPart, ToolSpec
 
@@ -56,6 +57,7 @@ class ConolRequest:
     max_repair_turns: int = DEFAULT_MAX_REPAIR_TURNS
     extras: dict[str, Any] = field(default_factory=dict)
     limits: AnswerLimits = field(default_factory=AnswerLimits)  # stop / max_tokens, enforced by us
+    reuse: ReuseOptions = field(default_factory=ReuseOptions)  # session_reuse, model_pinning
 
     def body_for(self, messages: list[Any]) -> CreateSessionBody:
         """The session body for ``messages`` (a repair turn's longer conversation), same settings."""
@@ -121,6 +123,7 @@ def build_request(
         tool_schemas=_tool_schemas(tools, tool_validation),
         tool_validation=tool_validation,
         max_repair_turns=_max_repair_turns(params.get("max_repair_turns")),
+        reuse=reuse_options(params),
     )
 
 

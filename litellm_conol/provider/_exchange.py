@@ -21,13 +21,14 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client import SessionRun, Transport, shared_client
+from ..client import SessionRun, SessionStart, Transport, shared_client
 from ..core import (
     AnswerCutter,
     Assembler,
     BadRequest,
     CallToCheck,
     ClientToolCall,
+    ConolError,
     ConolRequest,
     CreateSessionBody,
     InvalidStructuredOutput,
@@ -41,6 +42,7 @@ from ..core import (
     tool_call_repair,
 )
 from ._chunks import ChunkMaker, answer_token_counter, estimate_usage, result_fields
+from ._reuse import Reuse
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,9 @@ class Exchange:
     prompts: list[list[Any]] = field(default_factory=list, init=False)
     content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
 
+    def __post_init__(self) -> None:
+        self.reuse = Reuse(self.request, self.messages)
+
     @property
     def last(self) -> SessionRun:
         return self.runs[-1]
@@ -73,13 +78,14 @@ class Exchange:
         conversation = list(self.messages)
         for turn in range(self.request.max_repair_turns + 1):
             body = self.request.body if turn == 0 else self.request.body_for(conversation)
-            run = session_run(self.request, body, await answer_cutter(self.request))
+            start = await self.reuse.start() if turn == 0 else None
+            run = session_run(self.request, body, await answer_cutter(self.request), start)
             self.runs.append(run)
             self.prompts.append(conversation)
             live = maker if turn == 0 and not self.holds_answer else None
-            async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+            async for chunk in self._drive(run, live):
                 yield chunk
-            rejection = self._judge(run.assembler)
+            rejection = self._judge(self.last.assembler)
             if rejection is None:
                 break
             if turn == self.request.max_repair_turns or (
@@ -87,14 +93,33 @@ class Exchange:
             ):
                 raise self._failure(rejection)
             conversation = conversation + rejection.repair
+        await self.reuse.bind(self.runs, finished=True)
         if maker is not None:
             for chunk in self._held_chunks(maker):
+                yield chunk
+
+    async def _drive(self, run: SessionRun, live: ChunkMaker | None) -> AsyncIterator[ModelResponseStream]:
+        """One run; a follow-up conol refuses before any answer is retried as one new full session."""
+        opened = False
+        try:
+            async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                opened = True
+                yield chunk
+        except ConolError as exc:
+            if not self.reuse.fallback(run, exc):
+                raise
+            retry = session_run(self.request, run.body, await answer_cutter(self.request))
+            self.runs[-1] = retry
+            stream = session_chunks(
+                self.request, retry, live, hold_calls=self._validates_calls, opening=not opened
+            )
+            async for chunk in stream:
                 yield chunk
 
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
         last = self.last
-        fields = result_fields(last.info, last.assembler, last.stats)
+        fields = result_fields(last.info, last.assembler, last.stats) | self.reuse.fields()
         if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
             fields["turns"] = len(self.runs)
             fields["session_ids"] = [run.info.session_id for run in self.runs if run.info is not None]
@@ -169,7 +194,10 @@ class Exchange:
 
 
 def session_run(
-    request: ConolRequest, body: CreateSessionBody, cutter: AnswerCutter | None = None
+    request: ConolRequest,
+    body: CreateSessionBody,
+    cutter: AnswerCutter | None = None,
+    start: SessionStart | None = None,
 ) -> SessionRun:
     return SessionRun(
         transport=Transport(
@@ -185,6 +213,7 @@ def session_run(
         ),
         timing=request.timing,
         timeout=request.timeout,
+        start=start,
     )
 
 
@@ -203,7 +232,12 @@ async def answer_cutter(request: ConolRequest) -> AnswerCutter | None:
 
 
 async def session_chunks(
-    request: ConolRequest, run: SessionRun, maker: ChunkMaker | None = None, *, hold_calls: bool = False
+    request: ConolRequest,
+    run: SessionRun,
+    maker: ChunkMaker | None = None,
+    *,
+    hold_calls: bool = False,
+    opening: bool = True,
 ) -> AsyncIterator[ModelResponseStream]:
     """Drive one session; yield chunks when a ``maker`` is given; enforce what conol does not.
 
@@ -214,7 +248,7 @@ async def session_chunks(
         if not opened:  # the session was just created
             opened = True
             _check_model(request, run.info)
-            if maker is not None and run.info is not None:
+            if maker is not None and run.info is not None and opening:
                 yield maker.opening(run.info)
         elif maker is not None:
             for chunk in maker.for_pieces(_streamable(pieces, hold_calls), run.assembler):
