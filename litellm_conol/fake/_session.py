@@ -80,6 +80,8 @@ class LiveSession:
         self._stages: dict[str, _Stage] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._prefix = ""  # a follow-up turn's stages are new stages (fresh ids): t2/main, …
+        self.turn_start = 0  # where the current turn begins in the timeline
 
     @property
     def changed(self) -> asyncio.Event:
@@ -88,6 +90,33 @@ class LiveSession:
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"fake-conol {self.record.id}")
+
+    @property
+    def busy(self) -> bool:
+        """A turn's script is still playing (a follow-up must wait for it)."""
+        return self._task is not None and not self._task.done()
+
+    def start_turn(self, script: list[Step], user_text: str, turn: int) -> None:
+        """The next turn on this session, appended to the same timeline in stages of its own."""
+        self.turn_start = len(self.timeline)
+        self._prefix = f"t{turn}/"
+        self._script, self._user_text = script, user_text
+        self.start()
+
+    def replay_garbage(self) -> None:
+        """What a follow-up's stream must not be read as: the earlier stages again with other text,
+        a ``done`` and a junk line, ahead of the new turn."""
+        stages = [
+            {
+                "id": stage.id,
+                "logs": [],
+                "preview": [{"role": "assistant", "type": "message", "content": "GARBAGE"}],
+            }
+            for stage in self._stages.values()
+        ]
+        self._emit("history_delta", sse_data({"type": "history_delta", "stages": stages}))
+        self._apply(Done())
+        self._apply(RawLine("data: {not json"))
 
     def kill(self, reason: str) -> None:
         self.killed_by = reason
@@ -141,6 +170,7 @@ class LiveSession:
 
     # ---------------------------------------------------------------------------------- history_delta
     def _stage(self, name: str) -> _Stage:
+        name = self._prefix + name
         stage = self._stages.get(name)
         if stage is None:
             stage = self._stages[name] = _Stage(id="stg_" + secrets.token_hex(8))
@@ -161,6 +191,7 @@ class LiveSession:
         return step.stage
 
     def _emit_delta(self, touched: list[str]) -> None:
+        touched = [self._prefix + name for name in touched]
         names = list(self._stages) if self.scenario.stage_mode == "all" else list(dict.fromkeys(touched))
         payload = {"type": "history_delta", "stages": [self._stage_json(self._stages[n]) for n in names]}
         self._emit("history_delta", sse_data(self.drift.event(payload)))

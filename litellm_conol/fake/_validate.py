@@ -12,7 +12,7 @@ def create_body_problem(body: Any) -> str | None:
     """Why ``body`` is not a valid create request, or None when it is."""
     if not isinstance(body, dict):
         return "body must be a JSON object"
-    for check in (_source, _messages, _model, _effort, _tools, _timezone):
+    for check in (_source, _messages, _model, _effort, _tools, _timezone, _preset):
         problem = check(body)
         if problem is not None:
             return problem
@@ -28,8 +28,16 @@ def _source(body: dict[str, Any]) -> str | None:
 
 
 def _messages(body: dict[str, Any]) -> str | None:
+    # an empty list is an empty create (addendum §2.3): the session waits for its first turn
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    if not isinstance(messages, list):
+        return "messages must be a list of {'type': 'text', 'content': <string>}"
+    return turn_messages_problem(messages, allow_empty=True)
+
+
+def turn_messages_problem(messages: Any, allow_empty: bool = False) -> str | None:
+    """Why ``messages`` are not a list of text parts (``POST /api/sessions`` and a turn's POST)."""
+    if not isinstance(messages, list) or (not messages and not allow_empty):
         return "messages must be a non-empty list of {'type': 'text', 'content': <string>}"
     for i, part in enumerate(messages):
         if (
@@ -74,3 +82,11 @@ def _tools(body: dict[str, Any]) -> str | None:
 def _timezone(body: dict[str, Any]) -> str | None:
     tz = body.get("timezone")
     return None if tz is None or (isinstance(tz, str) and tz) else "timezone must be an IANA name string"
+
+
+def _preset(body: dict[str, Any]) -> str | None:
+    # C2A sends these at create (addendum §2.3); the fake accepts them and records nothing more
+    preset, prompt = body.get("modelPreset"), body.get("systemPrompt")
+    if preset is not None and not isinstance(preset, str):
+        return "modelPreset must be a string"
+    return None if prompt is None or isinstance(prompt, str) else "systemPrompt must be a string"
