@@ -7,7 +7,8 @@ reading the addendum leaves open (``FakeConfig``: ``create_model``, ``followup_*
   sees the session's whole transcript (earlier turns' messages, then the new ones); its stages are
   new stages (fresh ids), appended to the same timeline, so a stream opened now replays the earlier
   turns first (unless ``followup_replay`` is off). The previous turn's status stays for
-  ``followup_status_lag`` seconds before the turn runs. A turn while one is still playing → 409.
+  ``followup_status_lag`` seconds while the new turn's events already flow. A turn posted while the
+  previous one still plays waits for it.
 * ``POST /api/sessions/{id}/model``: ``{"modelPreset", "hasImageHistory"}``, ``{"agentModel",
   "agentEffort": null}`` (resets the effort), ``{"agentEffort"}`` → 200 ``{"ok": true}``; a model
   outside the fake's catalog → 200 ``{"ok": false}`` (the fake's own choice: no source shows it).
@@ -28,7 +29,7 @@ from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, user_turn_text
-from ._steps import SetStatus, Sleep, Step
+from ._steps import Step
 from ._validate import EFFORTS, turn_messages_problem
 
 ApiHandler = Callable[[web.Request, RequestRecord], Awaitable[web.StreamResponse]]
@@ -103,8 +104,6 @@ class TurnEndpoints:
         problem = record.body_error or turn_messages_problem(body.get("messages"))
         if problem is not None:
             return error_response(400, problem)
-        if live.busy:
-            return error_response(409, "a turn is still running on this session")
         new = [part["content"] for part in body["messages"]]
         transcript = [*live.record.messages, *new]
         name, params = find_marker(transcript) or (live.record.scenario, live.record.params)
@@ -143,9 +142,8 @@ class TurnEndpoints:
         live.scenario = scenario
         if config.followup_garbage and rec.turns > 1:
             live.replay_garbage()
-        lag: list[Step] = [Sleep(config.followup_status_lag)] if rec.status != "idle" else []
-        user_text = user_turn_text(new, rec.timezone, now)
-        live.start_turn([*lag, SetStatus("running"), *script], user_text, rec.turns)
+        lag = config.followup_status_lag if rec.status != "idle" else 0.0
+        live.start_turn(script, user_turn_text(new, rec.timezone, now), rec.turns, lag)
 
     async def _model(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.state.live.get(request.match_info["id"])
