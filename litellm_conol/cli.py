@@ -105,6 +105,11 @@ def _add_doctor(commands: Subcommands) -> None:
         "--session-timeout", type=float, default=20.0, help="seconds one check session may take (default 20)"
     )
     doctor.add_argument("--budget", type=float, default=55.0, help="seconds for the whole run (default 55)")
+    doctor.add_argument(
+        "--reuse",
+        action="store_true",
+        help="check follow-up turns (session reuse) and how each model must be pinned; print the settings",
+    )
     doctor.set_defaults(run=_doctor)
 
 
@@ -172,6 +177,8 @@ def _doctor(args: argparse.Namespace) -> int:
     except ConolError as exc:
         print(f"litellm-conol doctor: {exc.message}", file=sys.stderr)
         return 2
+    if args.reuse:
+        return _doctor_reuse(args, endpoint, [model, *(() if args.no_models else catalog.models)])
     settings = DoctorSettings(
         endpoint=endpoint,
         model=model,
@@ -187,6 +194,26 @@ def _doctor(args: argparse.Namespace) -> int:
     checks = asyncio.run(run())
     report = report_json if args.json else report_text
     print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
+    return 1 if any(check.failed for check in checks) else 0
+
+
+def _doctor_reuse(args: argparse.Namespace, endpoint: Endpoint, models: list[Any]) -> int:
+    import asyncio
+    import time
+
+    from .client import shared_client
+    from .ops import report_json, report_text, run_reuse_doctor
+
+    unique = list({model.id: model for model in models}.values())
+    started = time.monotonic()
+
+    async def run() -> tuple[list[Any], str]:
+        return await run_reuse_doctor(endpoint, unique, shared_client(), args.session_timeout)
+
+    checks, settings = asyncio.run(run())
+    report = report_json if args.json else report_text
+    print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
+    print(settings, flush=True)
     return 1 if any(check.failed for check in checks) else 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .._scenarios import Scenario, ScenarioContext
@@ -85,6 +86,21 @@ def _agent_loop(ctx: ScenarioContext) -> list[Step]:
     return [*think("All steps done; answer.", 2), *say(answer, 3), *commit_then_complete(answer, 0.2)]
 
 
+_REMEMBER = re.compile(r"remember the word ([A-Za-z0-9_-]+)", re.IGNORECASE)
+
+
+def _recall(ctx: ScenarioContext) -> list[Step]:
+    """Memory across turns (``doctor --reuse``): asked for the word, says the last one it was told
+    to remember anywhere in the session's transcript; otherwise ``OK.``"""
+    last = ctx.messages[-1] if ctx.messages else ""
+    if "what was the word" in last.lower():
+        words = _REMEMBER.findall("\n".join(ctx.messages))
+        answer = words[-1] if words else "I was not told a word."
+    else:
+        answer = "OK."
+    return [*think("Answer from memory.", 2), *say(answer, 2), *commit_then_complete(answer, 0.2)]
+
+
 def _agent(ctx: ScenarioContext) -> list[Step]:
     """Does what a health check asks, quickly: with tools, call the first one; else a short answer."""
     if ctx.tools:
@@ -149,6 +165,12 @@ def _prompt_driven_calls() -> list[Scenario]:
             + _WAITS
             + "; without tools, thinking x2, 'Hello! This is the fake conol agent.' x3, committed, "
             "completed 0.2 s later",
+        ),
+        Scenario(
+            "recall",
+            _recall,
+            description="prompt-driven: asked 'what was the word', answers the last 'remember the word X' of "
+            "the session's transcript (else 'I was not told a word.'); otherwise 'OK.'",
         ),
         Scenario(
             "agent_loop",
