@@ -255,3 +255,36 @@ async def test_pinning_auto_pins_when_create_ignores_the_model(conol):
     _, fields = await ask(conol, [{"role": "user", "content": "[[fake:echo]] one"}], **extra)
     assert conol.last_session.effective_model == "claude-haiku-4-5"
     assert fields["model_downgraded"] is False
+
+
+async def test_a_pinned_session_is_re_pinned_when_the_effort_changes(conol):
+    pin = {"model_pinning": "pin"}
+    first = [{"role": "user", "content": "[[fake:echo]] one"}]
+    answer, _ = await ask(conol, first, extra_body=pin)
+    second, fields = await ask(
+        conol, [*first, answer, {"role": "user", "content": "two"}], extra_body=pin, reasoning_effort="high"
+    )
+    assert second["content"] == "two"
+    assert (fields["session_reused"], fields["session_reuse_reason"]) == (
+        True,
+        "history matched, model re-pinned",
+    )
+    assert len(conol.sessions) == 1
+    assert conol.last_session.model_calls[-2:] == [
+        {"agentModel": "claude-haiku-4-5", "agentEffort": None},
+        {"agentEffort": "high"},
+    ]
+    assert conol.last_session.effort == "high"
+
+
+async def test_an_effort_change_without_pinning_starts_a_new_session(conol):
+    first = [{"role": "user", "content": "[[fake:echo]] one"}]
+    answer, _ = await ask(conol, first)
+    _, fields = await ask(
+        conol, [*first, answer, {"role": "user", "content": "two"}], reasoning_effort="high"
+    )
+    assert (fields["session_reused"], fields["session_reuse_reason"]) == (
+        False,
+        "the model or effort changed",
+    )
+    assert len(conol.sessions) == 2
