@@ -6,8 +6,10 @@ across instances."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx
@@ -146,11 +148,22 @@ def test_openai_chat_agent_task_continues_one_session(proxy, conol):
 # --- anthropic SDK, /v1/messages as Claude Code sends it -----------------------------------------------
 
 
-def claude_turns(client: anthropic.Anthropic, model: str) -> list[list[tuple]]:
+def claude_message(client: anthropic.Anthropic, streamed: bool, **request: Any) -> Any:
+    if not streamed:
+        return client.messages.create(**request)
+    with client.messages.stream(**request) as stream:  # what Claude Code does
+        for _ in stream:
+            pass
+        return stream.get_final_message()
+
+
+def claude_turns(client: anthropic.Anthropic, model: str, streamed: bool = False) -> list[list[tuple]]:
     messages: list = [{"role": "user", "content": [{"type": "text", "text": "[[fake:tool_loop]] Weather?"}]}]
     shapes = []
     for result in ("sunny", None):
-        message = client.messages.create(
+        message = claude_message(
+            client,
+            streamed,
             model=model,
             max_tokens=32000,
             system=CLAUDE_SYSTEM,
@@ -185,17 +198,18 @@ def claude_turns(client: anthropic.Anthropic, model: str) -> list[list[tuple]]:
     return shapes
 
 
-def test_anthropic_messages_claude_code_shaped_continue_one_session(proxy, conol):
+@pytest.mark.parametrize("streamed", [False, True], ids=["non-streamed", "streamed"])
+def test_anthropic_messages_claude_code_shaped_continue_one_session(proxy, conol, streamed):
     with anthropic.Anthropic(
         base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
     ) as client:
-        shapes = claude_turns(client, MODEL)
+        shapes = claude_turns(client, MODEL, streamed)
         assert [s for s in shapes[1] if s[0] == "text"] == [("text", "The weather in Paris is sunny.", None)]
         assert len(conol.sessions) == 1
         assert len(turn_posts(conol)) == 1
         assert turn_posts(conol)[0].body["messages"][0]["content"].endswith("]: sunny")
         conol.reset()
-        assert claude_turns(client, "no-reuse") == shapes
+        assert claude_turns(client, "no-reuse", streamed) == shapes
     assert len(conol.sessions) == 2
 
 
@@ -221,6 +235,43 @@ def test_responses_api_continues_one_session(proxy, conol):
         conol.reset()
         assert responses_turns(client, "no-reuse") == answers
     assert len(conol.sessions) == 3
+
+
+# --- openai-agents ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("front_door", ["chat", "responses"])
+def test_openai_agents_task_continues_one_session(proxy, conol, front_door):
+    agents = pytest.importorskip("agents")
+    agents.set_tracing_disabled(True)  # no trace upload to the network
+    steps: list[int] = []
+
+    @agents.function_tool(name_override="run_step")
+    def run_step(step: int) -> str:
+        """Run one step of the task."""
+        steps.append(step)
+        return f"step {step} done"
+
+    async def run() -> str:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0)
+        kind = agents.OpenAIChatCompletionsModel if front_door == "chat" else agents.OpenAIResponsesModel
+        agent = agents.Agent(
+            name="worker",
+            instructions="Do the task step by step with the tool.",
+            tools=[run_step],
+            model=kind(model=MODEL, openai_client=client),
+        )
+        try:
+            result = agents.Runner.run_streamed(agent, "[[fake:agent_loop calls=2]] Do the task.")
+            async for _ in result.stream_events():
+                pass
+            return str(result.final_output)
+        finally:
+            await client.close()
+
+    assert asyncio.run(run()) == "Finished after 2 tool call(s)."
+    assert steps == [1, 2]
+    assert len(conol.sessions) == 1 and conol.last_session.turns == 3
 
 
 # --- two instances sharing Redis -------------------------------------------------------------------------
