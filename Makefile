@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test lint typecheck docs unit bench fake clean redis-server nox
+.PHONY: run test lint typecheck docs unit bench bench-reuse fake clean redis-server nox
 
 # instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
 # installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
@@ -77,3 +77,8 @@ fake: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .nox build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# Session reuse on vs off: a 20-turn Claude-Code-shaped task (bench/reuse.py); ARGS=--write appends
+# the table to bench/RESULTS.md.
+bench-reuse: $(STAMP)
+	$(BIN)/python -m bench.reuse $(ARGS)

@@ -119,6 +119,11 @@ def _add_doctor(commands: Subcommands) -> None:
         "--session-timeout", type=float, default=20.0, help="seconds one check session may take (default 20)"
     )
     doctor.add_argument("--budget", type=float, default=55.0, help="seconds for the whole run (default 55)")
+    doctor.add_argument(
+        "--reuse",
+        action="store_true",
+        help="check follow-up turns (session reuse) and how each model must be pinned; print the settings",
+    )
     doctor.set_defaults(run=_doctor)
 
 
@@ -191,6 +196,8 @@ def _doctor(args: argparse.Namespace) -> int:
     except ConolError as exc:
         print(f"litellm-conol doctor: {exc.message}", file=sys.stderr)
         return 2
+    if args.reuse:
+        return _doctor_reuse(args, endpoint, [model, *(() if args.no_models else catalog.models)])
     settings = DoctorSettings(
         endpoint=endpoint,
         model=model,
@@ -206,6 +213,26 @@ def _doctor(args: argparse.Namespace) -> int:
     checks = asyncio.run(run())
     report = report_json if args.json else report_text
     print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
+    return 1 if any(check.failed for check in checks) else 0
+
+
+def _doctor_reuse(args: argparse.Namespace, endpoint: Endpoint, models: list[Any]) -> int:
+    import asyncio
+    import time
+
+    from .client import shared_client
+    from .ops import report_json, report_text, run_reuse_doctor
+
+    unique = list({model.id: model for model in models}.values())
+    started = time.monotonic()
+
+    async def run() -> tuple[list[Any], str]:
+        return await run_reuse_doctor(endpoint, unique, shared_client(), args.session_timeout)
+
+    checks, settings = asyncio.run(run())
+    report = report_json if args.json else report_text
+    print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
+    print(settings, flush=True)
     return 1 if any(check.failed for check in checks) else 0
 
 
@@ -263,47 +290,18 @@ def _models(args: argparse.Namespace) -> int:
     endpoint = _connection(args)
     if endpoint is None:
         return 2
-    import asyncio
+    from .ops import check_command
 
-    from .client import shared_client
-    from .ops import check_models
-
-    async def run() -> list[Any]:
-        return await check_models(endpoint, shared_client(), models)
-
-    checks = asyncio.run(run())
-    for model, check in zip(models, checks, strict=True):
-        verdict = "works" if check.outcome == "pass" else f"FAILS: {check.detail}"
-        print(f"conol/{model.id:<24} agentModel={model.agent_model:<32} {verdict}", flush=True)
-    return 1 if any(check.failed for check in checks) else 0
+    return check_command(endpoint, models)
 
 
 def _refresh(args: argparse.Namespace) -> int:
     endpoint = _connection(args)
     if endpoint is None:
         return 2
-    import asyncio
+    from .ops import refresh_command
 
-    from .client import shared_client
-    from .core import ConolError
-    from .ops import Refreshed, refresh_catalog
-
-    async def run() -> Refreshed:
-        return await refresh_catalog(endpoint, shared_client(), Path(args.out))
-
-    try:
-        refreshed = asyncio.run(run())
-    except ConolError as exc:
-        print(f"litellm-conol models --refresh: {exc.message}", file=sys.stderr)
-        return 1
-    if refreshed.catalog is None:
-        print("conol offers no model list here (GET /api/agent-servers: 404); the packaged catalog stays")
-        return 1
-    for line in refreshed.changes or ["no change against the packaged catalog"]:
-        print(line)
-    count = len(refreshed.catalog.models)
-    print(f"wrote {count} models to {args.out}; use them with CONOL_MODELS_EXTRA={args.out}", flush=True)
-    return 0
+    return refresh_command(endpoint, Path(args.out))
 
 
 def _fake(args: argparse.Namespace) -> int:

@@ -8,18 +8,20 @@ polls run as tasks too, so events keep flowing while a poll is in flight.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..core import (
+    TERMINAL_STATUSES,
     Assembler,
     ConolError,
+    ConolEvent,
     CreateSessionBody,
     EndPolicy,
     Finish,
     GiveUp,
+    HistoryDelta,
     Piece,
     Poll,
     RequestTimeout,
@@ -32,74 +34,11 @@ from ..core import (
     parse_event,
     unreadable_reason,
 )
+from ._followup import SessionStart
+from ._inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
 from ._transport import SessionTransport
 
-
-@dataclass(frozen=True, slots=True)
-class _Event:
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class _StreamClosed:
-    error: ConolError | None = None
-    received: int = 0  # data lines this connection delivered
-
-
-@dataclass(frozen=True, slots=True)
-class _Status:
-    value: str | None
-    error: ConolError | None = None
-
-
-_Item = _Event | _StreamClosed | _Status
 _T = TypeVar("_T")
-
-
-class _Inbox:
-    """What the reader and poll tasks report, in order; only the driver takes from it.
-
-    ``asyncio.Queue`` would do, but it carries four deques and an event per session (about 2.5 KB of
-    every open stream) for bounds, putters and ``join()``, which one consumer never uses.
-    """
-
-    __slots__ = ("_items", "_waiter")
-
-    def __init__(self) -> None:
-        self._items: deque[_Item] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put_nowait(self, item: _Item) -> None:
-        self._items.append(item)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def empty(self) -> bool:
-        return not self._items
-
-    def get_nowait(self) -> _Item:
-        return self._items.popleft()
-
-    async def get(self, deadline: float) -> _Item | None:
-        """The next item, or ``None`` once ``deadline`` (loop time) has passed."""
-        if self._items:
-            return self._items.popleft()  # the hot path: items already waiting cost no timer
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        self._waiter = waiter
-        timer = loop.call_at(deadline, _wake, waiter)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-            self._waiter = None
-        return self._items.popleft() if self._items else None
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 MAX_BATCH = 256  # queued events handled together before the end policy runs again
@@ -118,10 +57,14 @@ class SessionRun:
     max_reconnects: int = 3
     reconnect_backoff: float = 0.1  # seconds before the first reconnect; doubles for each further one
 
+    start: SessionStart | None = None  # a follow-up or a pinned start instead of one create
+
     info: SessionInfo | None = field(default=None, init=False)
     stats: RunStats = field(default_factory=RunStats, init=False)
+    stages: list[str] = field(default_factory=list, init=False)  # stage ids seen: the session's history
     _last_stream_error: ConolError | None = field(default=None, init=False, repr=False)
     _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
+    _stage_set: set[str] = field(default_factory=set, init=False, repr=False)
 
     async def pieces(self) -> AsyncIterator[list[Piece]]:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""
@@ -182,6 +125,9 @@ class SessionRun:
 
     async def _create(self, deadline: float) -> str:
         try:
+            if self.start is not None:
+                self.info = await self._with_deadline(self.start.open(self.transport), deadline)
+                return self.info.session_id
             session_id, created = await self._with_deadline(
                 self.transport.create_session(self.body), deadline
             )
@@ -253,6 +199,9 @@ class SessionRun:
                 self._note_unreadable(item.data)
                 return []  # junk line, heartbeat or unknown type: not fatal (spec §2.3)
             self.stats.events += 1
+            event = self._this_turn(event)
+            if event is None:
+                return []  # an earlier turn's, replayed
             policy.on_event(now)
             pieces = self.assembler.feed(event)
             if self.assembler.done:
@@ -261,7 +210,7 @@ class SessionRun:
         if isinstance(item, _Status):
             if item.error is not None:
                 raise item.error
-            policy.on_status(now, item.value)
+            policy.on_status(now, self._this_turn_status(item.value))
             if policy.is_failed:
                 raise failure_error(None, "status", status=policy.status, session_id=session_id)
             unfinished = not policy.is_terminal or policy.stream_failed
@@ -279,6 +228,22 @@ class SessionRun:
             # finished, but we did not see the end: the replay of a new connection has it
             self._reconnect(policy, session_id, inbox, tasks)
         return []
+
+    def _this_turn(self, event: ConolEvent) -> ConolEvent | None:
+        """The event as far as it is this turn's; every stage id it names is remembered (the
+        session's history, for the next follow-up's boundary)."""
+        for stage in event.stages if isinstance(event, HistoryDelta) else ():
+            if stage.id is not None and stage.id not in self._stage_set:
+                self._stage_set.add(stage.id)
+                self.stages.append(stage.id)
+        return self.start.boundary.filter(event) if self.start is not None else event
+
+    def _this_turn_status(self, status: str | None) -> str | None:
+        """A terminal status before the new turn showed up is the previous turn's: as good as unknown."""
+        start = self.start
+        if start is None or start.boundary.started or status is None:
+            return status
+        return None if status.lower() in TERMINAL_STATUSES else status
 
     def _reconnect(
         self, policy: EndPolicy, session_id: str, inbox: _Inbox, tasks: set[asyncio.Task[None]]

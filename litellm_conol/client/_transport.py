@@ -27,6 +27,7 @@ from ..core import (
     Endpoint,
     SessionStatus,
     SSEDecoder,
+    TurnBody,
     UpstreamError,
     judge_auth,
 )
@@ -111,6 +112,31 @@ class Transport:
         if not response.is_success:
             raise self._error(response, "creating the session")
         return _parse_created(response)
+
+    async def post_turn(self, session_id: str, body: TurnBody) -> None:
+        """A turn on an existing session (addendum §2.2): any 2xx is accepted, its body ignored."""
+        doing = "sending the turn to the session"
+        headers = self.endpoint.headers() | {"Content-Type": "application/json"}
+        path = f"/api/sessions/{session_id}/messages"
+        response = await self._send("POST", path, doing, headers=headers, content=body.to_json())
+        if not response.is_success:
+            raise self._error(response, doing)
+
+    async def set_model(self, session_id: str, body: dict[str, Any]) -> bool:
+        """``POST /api/sessions/{id}/model`` (addendum §2.3): whether conol answered ``{"ok": true}``."""
+        doing = "pinning the session's model"
+        headers = self.endpoint.headers() | {"Content-Type": "application/json"}
+        content = json.dumps(body).encode()
+        response = await self._send(
+            "POST", f"/api/sessions/{session_id}/model", doing, headers=headers, content=content
+        )
+        if response.status_code in (401, 403):
+            raise self._error(response, doing)
+        try:
+            answer = json.loads(response.content)
+        except ValueError:
+            return False
+        return response.is_success and isinstance(answer, dict) and answer.get("ok") is True
 
     async def check_token(self) -> None:
         """Whether the session token is alive (``GET /api/auth/get-session``): no session, nothing billed.

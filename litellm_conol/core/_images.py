@@ -20,7 +20,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 from ._catalog import CatalogModel
 from ._errors import BadRequest
-from ._wire import CreateSessionBody, ImagePart, TextPart
+from ._wire import CreateSessionBody, ImagePart, MessagePart
 
 if TYPE_CHECKING:
     from ._discovery import Discovered
@@ -239,12 +239,18 @@ def check_images(
 
 def resolve_images(body: CreateSessionBody, assets: Mapping[str, AssetRef]) -> CreateSessionBody:
     """``body`` with each pending image part naming its uploaded asset (and its stored media type)."""
-    parts: list[TextPart | ImagePart] = []
+    parts = resolve_parts(body.messages, assets)
+    return body if parts is body.messages else body.model_copy(update={"messages": parts})
+
+
+def resolve_parts(parts: list[MessagePart], assets: Mapping[str, AssetRef]) -> list[MessagePart]:
+    """``parts`` with each pending image naming its uploaded asset; ``parts`` itself when none is pending."""
+    resolved: list[MessagePart] = []
     changed = False
-    for part in body.messages:
+    for part in parts:
         if isinstance(part, ImagePart) and part.content.startswith(PENDING_PREFIX):
             asset = assets[part.content.removeprefix(PENDING_PREFIX)]
             part = ImagePart(content=asset.path, media_type=asset.media_type or part.media_type)
             changed = True
-        parts.append(part)
-    return body.model_copy(update={"messages": parts}) if changed else body
+        resolved.append(part)
+    return resolved if changed else parts

@@ -24,6 +24,7 @@ from ._errors import BadRequest, MissingCredential
 from ._images import ImageLimits, ImageSource, check_images
 from ._images import image_limits as _image_limits
 from ._render import convert_tools, render_messages
+from ._reuse import ReuseOptions, reuse_options
 from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
 from ._wire import CreateSessionBody, Effort, MessagePart, TextPart, ToolSpec
 
@@ -63,9 +64,8 @@ class ConolRequest:
     limits: AnswerLimits = field(default_factory=AnswerLimits)  # stop / max_tokens, enforced by us
     image_limits: ImageLimits = field(default_factory=ImageLimits)
     images: Mapping[str, ImageSource] = field(default_factory=dict)  # to upload, by pending key
-    # The model's effort ladder as discovery (or a refreshed catalog) reported it; None: unknown.
-    # For the effort clamp, which is not applied here.
     effort_ladder: tuple[Effort, ...] = ()  # the ladder agent_effort was clamped onto
+    reuse: ReuseOptions = field(default_factory=ReuseOptions)  # session_reuse, model_pinning
 
     def body_for(self, messages: list[Any]) -> CreateSessionBody:
         """The session body for ``messages`` (a repair turn's longer conversation), same settings;
@@ -102,12 +102,10 @@ def build_request(
     original_body: Mapping[str, Any] | None = None,
     discovered: Discovered | None = None,
 ) -> ConolRequest:
-    """Validate and resolve one call; raises our 4xx errors before any network call (an image for
-    a model without image input included: before any upload).
+    """Validate and resolve one call; raises our 4xx errors before any network call or upload.
 
-    ``original_body`` is the request as the client sent it to the proxy (``None`` in-process): the
-    effort keys LiteLLM's adapters drop or rewrite are read there. ``discovered``: what the
-    account's agent servers said (run-time discovery), over the catalog.
+    ``original_body``: the request as the client sent it to the proxy (``None`` in-process), where the
+    effort keys LiteLLM's adapters drop are read. ``discovered``: what run-time discovery knows.
     """
     params = _merged_params(optional_params)
     _refuse_unsupported(params)
@@ -150,6 +148,7 @@ def build_request(
         image_limits=image_limits,
         images=images,
         effort_ladder=ladder,
+        reuse=reuse_options(params),
     )
 
 

@@ -35,19 +35,31 @@ def render_messages(
     followed by a pending image part for each of its images (collected into ``images`` by key)."""
     if not messages:
         raise BadRequest("messages must contain at least one message")
-    tool_names = _tool_names_by_call_id(messages)
+    parts = render_parts(messages, _tool_names_by_call_id(messages), limits, images)
+    if not parts:
+        raise BadRequest("messages contain no text to send (every message is empty)")
+    return parts
+
+
+def render_parts(
+    messages: Sequence[Mapping[str, Any]],
+    tool_names: Mapping[str, str],
+    limits: ImageLimits | None = None,
+    images: dict[str, ImageSource] | None = None,
+    first_index: int = 0,
+) -> list[MessagePart]:
+    """``messages`` as conol parts (``first_index``: the first one's place in the conversation, for
+    errors; ``tool_names``: a tool call's name by id, from the whole conversation)."""
     limits = limits or ImageLimits()
     parts: list[MessagePart] = []
-    for index, message in enumerate(messages):
-        text, found = _render_message(index, message, tool_names, limits)
+    for offset, message in enumerate(messages):
+        text, found = _render_message(first_index + offset, message, tool_names, limits)
         if text:
             parts.append(TextPart(content=text))
         for source in found:
             if images is not None:
                 images.setdefault(source.key, source)
             parts.append(ImagePart(content=source.pending, media_type=source.media_type or ""))
-    if not parts:
-        raise BadRequest("messages contain no text to send (every message is empty)")
     return parts
 
 

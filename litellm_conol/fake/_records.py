@@ -120,6 +120,8 @@ class SessionRecord:
     messages: list[str]
     expected: Expected
     status: str
+    turns: int = 1  # turns run on this session (an empty create runs none)
+    model_calls: list[dict[str, Any]] = field(default_factory=list)  # /model bodies, in order
     status_history: list[tuple[float, str]] = field(default_factory=list)
     terminal_at: float | None = None
     status_poll_times: list[float] = field(default_factory=list)
@@ -169,6 +171,8 @@ class SessionRecord:
             "effective_model": self.effective_model,
             "downgraded": self.downgraded,
             "effort": self.effort,
+            "turns": self.turns,
+            "model_calls": self.model_calls,
             "timezone": self.timezone,
             "tools": self.tools,
             "messages": self.messages,
@@ -207,6 +211,16 @@ class FakeConfig:
       directory); names cannot leave it.
     * ``assets`` (on | absent), ``asset_max_bytes``, ``asset_status``; ``agent_servers`` (list |
       agentServers | servers | data | strings | absent): the readings of ``_assets``.
+    * ``create_model``: ``"honour"`` runs the ``agentModel`` create names (CP's reading, addendum §3.1);
+      ``"ignore"`` answers every create ``modelDowngraded`` with the account default until ``/model``
+      pins the session (OR2's).
+    * ``followup_status``: ``None`` takes turns on existing sessions (addendum §2.2); a status (404,
+      405, …) refuses every ``POST /api/sessions/{id}/messages`` with it (an upstream without them).
+    * ``followup_replay``: a follow-up's stream replays the earlier turns (``False``: starts at the
+      new turn). ``followup_status_lag``: seconds the previous turn's status (terminal, say) stays
+      before a follow-up turn starts running. ``followup_garbage``: each follow-up turn starts with
+      the earlier stages re-sent with other text, a ``done`` and a junk line.
+    * ``gone_status``: what a turn on an expired session (``FakeConol.expire_sessions``) answers.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
 
@@ -244,6 +258,12 @@ class FakeConfig:
     asset_max_bytes: int = 10 * 1024 * 1024
     asset_status: int | None = None
     agent_servers: str = "list"
+    create_model: str = "honour"
+    followup_status: int | None = None
+    followup_replay: bool = True
+    followup_status_lag: float = 0.3
+    followup_garbage: bool = False
+    gone_status: int = 404
 
     @property
     def drifts(self) -> Drift:
@@ -262,7 +282,8 @@ class FakeConfig:
             if key in CHOICES and value not in CHOICES[key]:
                 raise ValueError(f"config {key}={value!r} must be one of {', '.join(CHOICES[key])}")
         for key, value in changes.items():
-            setattr(self, key, float(value) if key == "ping_interval" else value)
+            floats = ("ping_interval", "followup_status_lag")
+            setattr(self, key, float(value) if key in floats else value)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -173,6 +173,11 @@ class FakeConol:
         self._on_loop(lambda: self._state.configure(changes))
         return self._state.config
 
+    def expire_sessions(self) -> None:
+        """Every session so far is gone, as when conol drops them: a turn on one answers
+        ``config.gone_status``, its stream and status 404."""
+        self._on_loop(self._state.expire_sessions)
+
     def reset(self) -> None:
         """Drop records and sessions (their streams end), restore scenarios, default and config."""
         self._on_loop(self._state.reset)

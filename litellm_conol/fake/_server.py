@@ -19,7 +19,6 @@ from aiohttp import web
 
 from ._account import CHECKPOINT_PAGE, NO_CREDITS, balance_body
 from ._assets import AssetStore, agent_servers_response
-from ._catalog import DOWNGRADE_MODEL
 from ._codec import loads
 from ._control import ControlEndpoints
 from ._drift import parse_drifts
@@ -32,6 +31,7 @@ from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, UsageReport, user_turn_text
 from ._steps import Step
 from ._stream import CONTENT_TYPES, pump
+from ._turns import TurnEndpoints
 from ._validate import create_body_problem
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
@@ -66,6 +66,8 @@ class FakeState:
         self.config = FakeConfig()
         self.requests: list[RequestRecord] = []
         self.live: dict[str, LiveSession] = {}
+        self.gone: set[str] = set()
+        self.turns = TurnEndpoints(self)
         self.stopping = False
         self.assets = AssetStore()
         self.reset()
@@ -81,8 +83,15 @@ class FakeState:
         self.scenarios, self.default_scenario = dict(scenarios), default
         self.config = FakeConfig(ping_interval=ping_interval, drift=self._drift)
         self.config.update(self._readings)
-        self.requests, self.live = [], {}
+        self.requests, self.live, self.gone = [], {}, set()
         self.assets = AssetStore()
+
+    def expire_sessions(self) -> None:
+        """Every session so far is gone (conol dropped them): their streams end, turns on them fail."""
+        for sid, live in list(self.live.items()):
+            live.kill("reset")
+            self.gone.add(sid)
+            del self.live[sid]
 
     def _replay_scenario(self) -> Scenario:
         def steps(ctx: ScenarioContext) -> list[Step]:
@@ -120,6 +129,7 @@ class FakeState:
         app.router.add_post("/api/sessions", api(self._create))
         app.router.add_get("/api/sessions/{id}", api(self._status))
         app.router.add_get("/api/sessions/{id}/messages", api(self._messages))
+        self.turns.add_routes(app.router, api)
         app.router.add_route("*", "/api/{tail:.*}", api(self._not_found))
         ControlEndpoints(self).add_routes(app.router)
         return app
@@ -205,6 +215,8 @@ class FakeState:
         if problem is not None:
             return error_response(400, problem)
         body: dict[str, Any] = record.body
+        if not body["messages"]:
+            return self.turns.create_empty(record, body)
         messages = [part["content"] for part in body["messages"] if part["type"] == "text"]
         name, params = find_marker(messages) or (self.default_scenario, {})
         scenario = self.scenarios.get(name)
@@ -229,13 +241,7 @@ class FakeState:
             script = scenario.script(ctx)
         except ScenarioError as exc:
             return error_response(400, f"scenario {name!r}: {exc}")
-        downgraded = scenario.downgrade or ctx.model not in self.known_models
-        effective = DOWNGRADE_MODEL if downgraded else ctx.model
-        answer: dict[str, Any] = {
-            "modelDowngraded": downgraded,
-            "effectiveModel": effective,
-            "premiumEligible": True,
-        }
+        effective, answer = self.turns.created_answer(ctx.model, scenario.downgrade)
         if scenario.id_key is not None:
             live = self._start_session(scenario, ctx, script, effective)
             record.session_id = live.record.id
@@ -355,14 +361,16 @@ class FakeState:
             headers=record.headers,
         )
         live.record.connections.append(conn)
-        await self._follow(response, live, conn)
+        await self._follow(response, live, conn, 0 if self.config.followup_replay else live.turn_start)
         return response
 
-    async def _follow(self, response: web.StreamResponse, live: LiveSession, conn: ConnectionRecord) -> None:
+    async def _follow(
+        self, response: web.StreamResponse, live: LiveSession, conn: ConnectionRecord, first: int
+    ) -> None:
         """Stream until the client leaves (the handler task is cancelled), the scenario closes, or reset."""
         closed_by = "shutdown"
         try:
-            closed_by = await pump(response, live, conn, self.config)
+            closed_by = await pump(response, live, conn, self.config, first)
             await response.write_eof()  # a clean end of the chunked body: the client sees the stream end
         except asyncio.CancelledError:
             # aiohttp cancels the handler when the peer disconnects (handler_cancellation=True)

@@ -98,6 +98,9 @@ class LiveSession:
         self._stages: dict[str, _Stage] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._prefix = ""  # a follow-up turn's stages are new stages (fresh ids): t2/main, …
+        self.turn_start = 0  # where the current turn begins in the timeline
+        self._turn_status_set = False
 
     @property
     def changed(self) -> asyncio.Event:
@@ -106,6 +109,50 @@ class LiveSession:
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"fake-conol {self.record.id}")
+
+    def start_turn(self, script: list[Step], user_text: str, turn: int, status_lag: float) -> None:
+        """The next turn on this session, appended to the same timeline in stages of its own, once
+        the previous turn's script is over (a turn posted meanwhile waits, as a queued message). Its
+        events start at once; the previous turn's status stays ``status_lag`` seconds before it
+        turns ``running`` (unless the turn set its own by then)."""
+        self.turn_start = len(self.timeline)
+        previous = self._task
+        self._task = asyncio.get_running_loop().create_task(
+            self._run_turn(previous, script, user_text, turn, status_lag), name=f"fake-conol {self.record.id}"
+        )
+
+    async def _run_turn(
+        self, previous: asyncio.Task[None] | None, script: list[Step], user_text: str, turn: int, lag: float
+    ) -> None:
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])
+        self._prefix = f"t{turn}/"
+        self._script, self._user_text = script, user_text
+        self._turn_status_set = False
+        if lag > 0:
+            asyncio.get_running_loop().call_later(lag, self._turn_running)
+        else:
+            self._turn_running()
+        await self._run()
+
+    def _turn_running(self) -> None:
+        if not self._turn_status_set and self.killed_by is None:
+            self.record.set_status("running", time.time())
+
+    def replay_garbage(self) -> None:
+        """What a follow-up's stream must not be read as: the earlier stages again with other text,
+        a ``done`` and a junk line, ahead of the new turn."""
+        stages = [
+            {
+                "id": stage.id,
+                "logs": [],
+                "preview": [{"role": "assistant", "type": "message", "content": "GARBAGE"}],
+            }
+            for stage in self._stages.values()
+        ]
+        self._emit("history_delta", sse_data({"type": "history_delta", "stages": stages}))
+        self._apply(Done())
+        self._apply(RawLine("data: {not json"))
 
     def kill(self, reason: str) -> None:
         self.killed_by = reason
@@ -138,6 +185,7 @@ class LiveSession:
         elif isinstance(step, STAGE_STEPS):
             self._emit_delta([self._update(step)])
         elif isinstance(step, SetStatus):
+            self._turn_status_set = True
             self.record.set_status(step.status, time.time())
         elif isinstance(step, Done):
             self._emit("done", sse_data(self._with_usage({"type": "done"})))
@@ -198,6 +246,7 @@ class LiveSession:
 
     # ---------------------------------------------------------------------------------- history_delta
     def _stage(self, name: str) -> _Stage:
+        name = self._prefix + name
         stage = self._stages.get(name)
         if stage is None:
             stage = self._stages[name] = _Stage(id="stg_" + secrets.token_hex(8))
@@ -218,6 +267,7 @@ class LiveSession:
         return step.stage
 
     def _emit_delta(self, touched: list[str]) -> None:
+        touched = [self._prefix + name for name in touched]
         names = list(self._stages) if self.scenario.stage_mode == "all" else list(dict.fromkeys(touched))
         payload = {"type": "history_delta", "stages": [self._stage_json(self._stages[n]) for n in names]}
         self._emit("history_delta", sse_data(self.drift.event(self._with_usage(payload))))

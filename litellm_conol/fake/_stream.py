@@ -29,12 +29,16 @@ WRITE_BATCH = 1 << 20  # join small events into one write, but never build a rep
 
 
 async def pump(
-    response: web.StreamResponse, live: LiveSession, conn: ConnectionRecord, config: FakeConfig
+    response: web.StreamResponse,
+    live: LiveSession,
+    conn: ConnectionRecord,
+    config: FakeConfig,
+    first: int = 0,
 ) -> str:
     """Replay the timeline, then follow it live with pings when idle. Returns who ended the stream."""
     framing = config.framing  # fixed for the connection: a switch applies to the next one
     start = len(live.timeline)  # items before this are replay: their closes do not close us
-    index, close_after_replay = 0, False
+    index, close_after_replay = first, False  # first > 0: a follow-up's stream without the earlier turns
     while live.killed_by is None:
         changed = live.changed  # taken before reading, so an append in between still wakes us
         batch: list[bytes] = []

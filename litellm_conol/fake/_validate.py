@@ -14,7 +14,7 @@ def create_body_problem(body: Any, known_asset: Callable[[str], bool] = lambda p
     asset uploaded before (``known_asset``: its ``/api/assets/<id>`` path is known)."""
     if not isinstance(body, dict):
         return "body must be a JSON object"
-    checks = (_source, lambda b: _messages(b, known_asset), _model, _effort, _tools, _timezone)
+    checks = (_source, lambda b: _messages(b, known_asset), _model, _effort, _tools, _timezone, _preset)
     for check in checks:
         problem = check(body)
         if problem is not None:
@@ -31,8 +31,19 @@ def _source(body: dict[str, Any]) -> str | None:
 
 
 def _messages(body: dict[str, Any], known_asset: Callable[[str], bool]) -> str | None:
+    # an empty list is an empty create (addendum §2.3): the session waits for its first turn
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    if not isinstance(messages, list):
+        return "messages must be a list of {'type': 'text', 'content': <string>}"
+    return turn_messages_problem(messages, known_asset, allow_empty=True)
+
+
+def turn_messages_problem(
+    messages: Any, known_asset: Callable[[str], bool], allow_empty: bool = False
+) -> str | None:
+    """Why ``messages`` are not a list of text and image parts (``POST /api/sessions`` and a turn's
+    POST); an image part must name an asset uploaded before."""
+    if not isinstance(messages, list) or (not messages and not allow_empty):
         return "messages must be a non-empty list of {'type': 'text', 'content': <string>}"
     for i, part in enumerate(messages):
         if isinstance(part, dict) and part.get("type") == "image":
@@ -91,3 +102,11 @@ def _tools(body: dict[str, Any]) -> str | None:
 def _timezone(body: dict[str, Any]) -> str | None:
     tz = body.get("timezone")
     return None if tz is None or (isinstance(tz, str) and tz) else "timezone must be an IANA name string"
+
+
+def _preset(body: dict[str, Any]) -> str | None:
+    # C2A sends these at create (addendum §2.3); the fake accepts them and records nothing more
+    preset, prompt = body.get("modelPreset"), body.get("systemPrompt")
+    if preset is not None and not isinstance(preset, str):
+        return "modelPreset must be a string"
+    return None if prompt is None or isinstance(prompt, str) else "systemPrompt must be a string"

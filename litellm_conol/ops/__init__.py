@@ -9,6 +9,9 @@ from ._doctor import run_doctor as run_doctor
 from ._doctor_judge import Check as Check
 from ._doctor_judge import report_json as report_json
 from ._doctor_judge import report_text as report_text
+from ._doctor_reuse import run_reuse_doctor as run_reuse_doctor
 from ._record import record_session as record_session
 from ._refresh import Refreshed as Refreshed
+from ._refresh import check_command as check_command
 from ._refresh import refresh_catalog as refresh_catalog
+from ._refresh import refresh_command as refresh_command

@@ -1,16 +1,30 @@
 """``litellm-conol models --refresh``: the account's models from ``GET /api/agent-servers``, written as
 a catalog file (the format ``CONOL_MODELS_EXTRA`` reads), with what changed against the packaged
-catalog. The packaged catalog stays the default: the file is used only when named."""
+catalog. The packaged catalog stays the default: the file is used only when named. Also
+``models --check`` (does conol run each catalog model as asked?)."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from ..client import fetch_agent_servers
-from ..core import Catalog, Endpoint, catalog_diff, catalog_json, discovered_catalog, load_catalog
+from ..client import fetch_agent_servers, shared_client
+from ..core import (
+    Catalog,
+    CatalogModel,
+    ConolError,
+    Endpoint,
+    catalog_diff,
+    catalog_json,
+    discovered_catalog,
+    load_catalog,
+)
+from ._doctor_judge import Check
 
 
 @dataclass(frozen=True)
@@ -28,3 +42,34 @@ async def refresh_catalog(endpoint: Endpoint, client: httpx.AsyncClient, out: Pa
     catalog = discovered_catalog(found, packaged)
     out.write_text(catalog_json(catalog), encoding="utf-8")
     return Refreshed(catalog, catalog_diff(packaged, catalog))
+
+
+def refresh_command(endpoint: Endpoint, out: Path) -> int:
+    """``models --refresh``: write the file, print what changed; the exit status."""
+    try:
+        refreshed = asyncio.run(refresh_catalog(endpoint, shared_client(), out))
+    except ConolError as exc:
+        print(f"litellm-conol models --refresh: {exc.message}", file=sys.stderr)
+        return 1
+    if refreshed.catalog is None:
+        print("conol offers no model list here (GET /api/agent-servers: 404); the packaged catalog stays")
+        return 1
+    for line in refreshed.changes or ["no change against the packaged catalog"]:
+        print(line)
+    count = len(refreshed.catalog.models)
+    print(f"wrote {count} models to {out}; use them with CONOL_MODELS_EXTRA={out}", flush=True)
+    return 0
+
+
+def check_command(endpoint: Endpoint, models: Sequence[CatalogModel]) -> int:
+    """``models --check``: one line per model, whether conol runs it as asked; the exit status."""
+    from ._doctor import check_models  # the doctor's model check, not loaded for --refresh
+
+    async def run() -> list[Check]:
+        return await check_models(endpoint, shared_client(), list(models))
+
+    checks = asyncio.run(run())
+    for model, check in zip(models, checks, strict=True):
+        verdict = "works" if check.outcome == "pass" else f"FAILS: {check.detail}"
+        print(f"conol/{model.id:<24} agentModel={model.agent_model:<32} {verdict}", flush=True)
+    return 1 if any(check.failed for check in checks) else 0

@@ -21,7 +21,7 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client import SessionRun, Transport, asset_cache, shared_client, upload_images
+from ..client import SessionRun, SessionStart, Transport, asset_cache, shared_client, upload_images
 from ..core import (
     AgentFailed,
     AnswerCutter,
@@ -55,6 +55,7 @@ from ._chunks import (
     turn_usage_of,
 )
 from ._failure_memory import FailureGuard
+from ._reuse import Reuse
 
 # what a create that names a gone asset may answer
 STALE_ASSET = frozenset({400, 404, 410, 422})
@@ -79,6 +80,9 @@ class Exchange:
     assets: dict[str, AssetRef] = field(default_factory=dict, init=False)  # uploaded images by key
     _remembered: bool = field(default=False, init=False)  # some came from an earlier request's upload
 
+    def __post_init__(self) -> None:
+        self.reuse = Reuse(self.request, self.messages)
+
     @property
     def last(self) -> SessionRun:
         return self.runs[-1]
@@ -94,7 +98,7 @@ class Exchange:
         for turn in range(self.request.max_repair_turns + 1):
             body = self.request.body if turn == 0 else self.request.body_for(conversation)
             live = maker if turn == 0 and not self.holds_answer else None
-            async for chunk in self._guarded_turn(body, conversation, live):
+            async for chunk in self._guarded_turn(body, conversation, live, first=turn == 0):
                 yield chunk
             rejection = self._judge(self.last.assembler)
             if rejection is None:
@@ -104,19 +108,20 @@ class Exchange:
             ):
                 raise self._failure(rejection)
             conversation = conversation + rejection.repair
+        await self.reuse.bind(self.runs, finished=True)
         if maker is not None:
             for chunk in self._held_chunks(maker):
                 yield chunk
 
     async def _guarded_turn(
-        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None
+        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool
     ) -> AsyncIterator[ModelResponseStream]:
         """One turn under the failure memory: a failure this request is known to repeat costs no
         session, and a repeated one becomes the error clients do not retry (``core._failures``)."""
         guard = FailureGuard.of(self.request, body)
         guard.check()
         try:
-            async for chunk in self._turn(body, conversation, live):
+            async for chunk in self._turn(body, conversation, live, first=first):
                 yield chunk
         except AgentFailed as failure:
             classified = guard.failed(failure)
@@ -126,28 +131,26 @@ class Exchange:
         guard.succeeded()
 
     async def _turn(
-        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None
+        self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool
     ) -> AsyncIterator[ModelResponseStream]:
-        """One session. An image remembered from an earlier request may be gone from conol (expired,
-        deleted): when the create is refused and the turn names remembered assets, they are
-        forgotten and uploaded afresh, and the create is tried once more (no session was made)."""
+        """One session (the first turn may continue a bound one: ``Reuse``). An image remembered
+        from an earlier request may be gone from conol (expired, deleted): when the create is
+        refused and the turn names remembered assets, they are forgotten and uploaded afresh, and
+        one new session is created (none was made)."""
         for attempt in (0, 1):
-            run = session_run(
-                self.request, resolve_images(body, self.assets), await answer_cutter(self.request)
-            )
+            start = await self.reuse.start(self.assets) if first and not attempt else None
+            cutter = await answer_cutter(self.request)
+            run = session_run(self.request, resolve_images(body, self.assets), cutter, start)
             self.runs.append(run)
             self.prompts.append(conversation)
             try:
-                async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                async for chunk in self._drive(run, live):
                     yield chunk
                 return
             except ConolError as exc:
-                if (
-                    attempt
-                    or not self._remembered
-                    or run.info is not None
-                    or exc.status_code not in STALE_ASSET
-                ):
+                if attempt or not self._remembered or self.last.info is not None:
+                    raise
+                if exc.status_code not in STALE_ASSET:
                     raise
             self.runs.pop()
             self.prompts.pop()
@@ -163,15 +166,32 @@ class Exchange:
         self._remembered = any(asset_cache.get(request.endpoint, key) for key in request.images)
         return await upload_images(request.endpoint, shared_client(), request.images, request.image_limits)
 
+    async def _drive(self, run: SessionRun, live: ChunkMaker | None) -> AsyncIterator[ModelResponseStream]:
+        """One run; a follow-up conol refuses before any answer is retried as one new full session
+        (nothing was streamed: the first chunk waits for content, and a refusal comes before any)."""
+        try:
+            async for chunk in session_chunks(self.request, run, live, hold_calls=self._validates_calls):
+                yield chunk
+        except ConolError as exc:
+            if not self.reuse.fallback(run, exc):
+                raise
+            retry = session_run(self.request, run.body, await answer_cutter(self.request))
+            self.runs[-1] = retry
+            async for chunk in session_chunks(self.request, retry, live, hold_calls=self._validates_calls):
+                yield chunk
+
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
         last = self.last
-        fields = result_fields(
-            last.info,
-            last.assembler,
-            last.stats,
-            requested=self.request.body.agent_model,
-            usage_reported=self._usage_reported,
+        fields = (
+            result_fields(
+                last.info,
+                last.assembler,
+                last.stats,
+                requested=self.request.body.agent_model,
+                usage_reported=self._usage_reported,
+            )
+            | self.reuse.fields()
         )
         if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
             fields["turns"] = len(self.runs)
@@ -257,7 +277,10 @@ class Exchange:
 
 
 def session_run(
-    request: ConolRequest, body: CreateSessionBody, cutter: AnswerCutter | None = None
+    request: ConolRequest,
+    body: CreateSessionBody,
+    cutter: AnswerCutter | None = None,
+    start: SessionStart | None = None,
 ) -> SessionRun:
     return SessionRun(
         transport=Transport(
@@ -273,6 +296,7 @@ def session_run(
         ),
         timing=request.timing,
         timeout=request.timeout,
+        start=start,
     )
 
 
@@ -291,7 +315,11 @@ async def answer_cutter(request: ConolRequest) -> AnswerCutter | None:
 
 
 async def session_chunks(
-    request: ConolRequest, run: SessionRun, maker: ChunkMaker | None = None, *, hold_calls: bool = False
+    request: ConolRequest,
+    run: SessionRun,
+    maker: ChunkMaker | None = None,
+    *,
+    hold_calls: bool = False,
 ) -> AsyncIterator[ModelResponseStream]:
     """Drive one session; yield chunks when a ``maker`` is given; enforce what conol does not.
 

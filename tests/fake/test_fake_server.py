@@ -210,7 +210,7 @@ def test_unknown_model_is_accepted_but_downgraded(fake_http: httpx.Client) -> No
     [
         [1, 2],
         {**body("x"), "source": {"type": "code"}},
-        {**body("x"), "messages": []},
+        {**body("x"), "messages": "hi"},  # [] is an empty create (addendum §2.3)
         {**body("x"), "messages": [{"type": "text", "content": 5}]},
         {**body("x"), "messages": [{"role": "user", "content": "hi"}]},
         {**body("x"), "agentModel": ""},

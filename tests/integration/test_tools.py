@@ -260,7 +260,9 @@ def _loop_messages(call) -> list[dict]:
 def test_tool_loop_renders_call_and_result_and_answers(kw, conol_fake):
     first = litellm.completion(**ask_weather("Weather in Paris? [[fake:tool_loop]]"), **kw)
     call = first.choices[0].message.tool_calls[0].model_dump()
-    second = litellm.completion(model=MODEL, messages=_loop_messages(call), tools=[WEATHER], **kw)
+    second = litellm.completion(
+        model=MODEL, messages=_loop_messages(call), tools=[WEATHER], extra_body={"session_reuse": "off"}, **kw
+    )
     assert second.choices[0].message.content == "The weather in Paris is 21°C and sunny."
     assert second.choices[0].finish_reason == "stop"
     sent = conol_fake.last_session.messages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .._scenarios import Scenario, ScenarioContext
@@ -57,6 +58,47 @@ def _tool_loop(ctx: ScenarioContext) -> list[Step]:
         *say(answer, 4),
         *commit_then_complete(answer, 0.3),
     ]
+
+
+def results_since_user(messages: Sequence[str]) -> int:
+    """Tool results after the last user message (parts that are neither a tool result, an assistant
+    turn nor a system prompt), in a full transcript or in a session's turns alike."""
+    count = 0
+    for text in reversed(messages):
+        if text.startswith("[Tool result #"):
+            count += 1
+        elif not text.startswith(("[Assistant]", "[System]")):
+            break
+    return count
+
+
+def _agent_loop(ctx: ScenarioContext) -> list[Step]:
+    """An agent's task: ``calls`` calls of the first tool, one per turn, then the answer."""
+    calls = ctx.param_int("calls", 3)
+    done = results_since_user(ctx.messages)
+    if done < calls and ctx.tools:
+        return [
+            *think(f"Step {done + 1}: call {ctx.tools[0]}.", 2),
+            Sleep(0.02),
+            ToolCall(ctx.tools[0], {"step": done + 1}),
+        ]
+    answer = f"Finished after {done} tool call(s)."
+    return [*think("All steps done; answer.", 2), *say(answer, 3), *commit_then_complete(answer, 0.2)]
+
+
+_REMEMBER = re.compile(r"remember the word ([A-Za-z0-9_-]+)", re.IGNORECASE)
+
+
+def _recall(ctx: ScenarioContext) -> list[Step]:
+    """Memory across turns (``doctor --reuse``): asked for the word, says the last one it was told
+    to remember anywhere in the session's transcript; otherwise ``OK.``"""
+    last = ctx.messages[-1] if ctx.messages else ""
+    if "what was the word" in last.lower():
+        words = _REMEMBER.findall("\n".join(ctx.messages))
+        answer = words[-1] if words else "I was not told a word."
+    else:
+        answer = "OK."
+    return [*think("Answer from memory.", 2), *say(answer, 2), *commit_then_complete(answer, 0.2)]
 
 
 def _agent(ctx: ScenarioContext) -> list[Step]:
@@ -123,6 +165,19 @@ def _prompt_driven_calls() -> list[Scenario]:
             + _WAITS
             + "; without tools, thinking x2, 'Hello! This is the fake conol agent.' x3, committed, "
             "completed 0.2 s later",
+        ),
+        Scenario(
+            "recall",
+            _recall,
+            description="prompt-driven: asked 'what was the word', answers the last 'remember the word X' of "
+            "the session's transcript (else 'I was not told a word.'); otherwise 'OK.'",
+        ),
+        Scenario(
+            "agent_loop",
+            _agent_loop,
+            description="prompt-driven: while fewer than `calls` (param, default 3) tool results follow the "
+            "last user message, a call of the first tool with {step: n}" + _WAITS + "; then 'Finished after "
+            "N tool call(s).' (committed, completed 0.2 s later)",
         ),
         Scenario(
             "tool_loop",

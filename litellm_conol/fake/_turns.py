@@ -1,0 +1,173 @@
+"""Turns on an existing session and pinning its model (addendum §2.2, §2.3), with a switch for each
+reading the addendum leaves open (``FakeConfig``: ``create_model``, ``followup_*``, ``gone_status``).
+
+* An empty create (``messages: []``) makes a session that runs nothing (status ``idle``) until a turn
+  is posted.
+* ``POST /api/sessions/{id}/messages`` ``{messages, timezone}`` → 202, no body. The turn's scenario
+  sees the session's whole transcript (earlier turns' messages, then the new ones); its stages are
+  new stages (fresh ids), appended to the same timeline, so a stream opened now replays the earlier
+  turns first (unless ``followup_replay`` is off). The previous turn's status stays for
+  ``followup_status_lag`` seconds while the new turn's events already flow. A turn posted while the
+  previous one still plays waits for it.
+* ``POST /api/sessions/{id}/model``: ``{"modelPreset", "hasImageHistory"}``, ``{"agentModel",
+  "agentEffort": null}`` (resets the effort), ``{"agentEffort"}`` → 200 ``{"ok": true}``; a model
+  outside the fake's catalog → 200 ``{"ok": false}`` (the fake's own choice: no source shows it).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from ._assets import AssetStore
+from ._catalog import DOWNGRADE_MODEL
+from ._expected import expected_from_steps
+from ._records import FakeConfig, RequestRecord, SessionRecord
+from ._responses import error_response, json_response
+from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
+from ._session import LiveSession, user_turn_text
+from ._steps import Step
+from ._validate import EFFORTS, turn_messages_problem
+
+ApiHandler = Callable[[web.Request, RequestRecord], Awaitable[web.StreamResponse]]
+
+
+class TurnState(Protocol):
+    """What these endpoints use of the server's state (not ``FakeState`` itself: no import cycle)."""
+
+    config: FakeConfig
+    live: dict[str, LiveSession]
+    scenarios: dict[str, Scenario]
+    default_scenario: str
+    known_models: frozenset[str]
+    gone: set[str]
+    assets: AssetStore
+
+
+class TurnEndpoints:
+    def __init__(self, state: TurnState) -> None:
+        self.state = state
+
+    def add_routes(self, router: web.UrlDispatcher, api: Callable[[ApiHandler], Any]) -> None:
+        router.add_post("/api/sessions/{id}/messages", api(self._turn))
+        router.add_post("/api/sessions/{id}/model", api(self._model))
+
+    def created_answer(self, model: str, downgrade: bool) -> tuple[str, dict[str, Any]]:
+        """The model a create runs, and its answer's model keys, per ``create_model``."""
+        downgraded = (
+            downgrade or model not in self.state.known_models or self.state.config.create_model == "ignore"
+        )
+        effective = DOWNGRADE_MODEL if downgraded else model
+        return effective, {
+            "modelDowngraded": downgraded,
+            "effectiveModel": effective,
+            "premiumEligible": True,
+        }
+
+    def create_empty(self, record: RequestRecord, body: Mapping[str, Any]) -> web.StreamResponse:
+        state = self.state
+        scenario = state.scenarios[state.default_scenario]
+        effective, answer = self.created_answer(body["agentModel"], False)
+        now = time.time()
+        session = SessionRecord(
+            id=str(uuid.uuid4()),
+            created_at=now,
+            scenario=scenario.name,
+            params={},
+            model=body["agentModel"],
+            effective_model=effective,
+            downgraded=effective != body["agentModel"],
+            effort=body["agentEffort"],
+            timezone=body.get("timezone"),
+            tools=[t["name"] for t in body.get("tools", [])],
+            messages=[],
+            expected=expected_from_steps([]),
+            status="idle",
+            turns=0,
+        )
+        session.status_history.append((now, "idle"))
+        state.live[session.id] = LiveSession(session, scenario, [], "", drift=state.config.drifts)
+        record.session_id = session.id
+        return json_response({"sessionId": session.id, **answer}, 201)
+
+    async def _turn(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
+        state, sid = self.state, request.match_info["id"]
+        if state.config.followup_status is not None:
+            return error_response(state.config.followup_status, "Not found")
+        live = state.live.get(sid)
+        if live is None:
+            return error_response(state.config.gone_status if sid in state.gone else 404, "Session not found")
+        record.session_id = sid
+        body = record.body if isinstance(record.body, dict) else {}
+        problem = record.body_error or turn_messages_problem(body.get("messages"), state.assets.known)
+        if problem is not None:
+            return error_response(400, problem)
+        new = [part["content"] for part in body["messages"] if part["type"] == "text"]
+        transcript = [*live.record.messages, *new]
+        name, params = find_marker(transcript) or (live.record.scenario, live.record.params)
+        scenario = state.scenarios.get(name)
+        if scenario is None:
+            return error_response(400, f"unknown fake scenario {name!r}")
+        rec = live.record
+        ctx = ScenarioContext(
+            messages=tuple(transcript),
+            params=params,
+            tools=tuple(rec.tools),
+            model=rec.effective_model,
+            effort=rec.effort,
+            timezone=body.get("timezone") or rec.timezone,
+        )
+        try:
+            script = scenario.script(ctx)
+        except ScenarioError as exc:
+            return error_response(400, f"scenario {name!r}: {exc}")
+        self._start(live, scenario, script, new, params)
+        return web.Response(status=202)
+
+    def _start(
+        self,
+        live: LiveSession,
+        scenario: Scenario,
+        script: list[Step],
+        new: list[str],
+        params: Mapping[str, str],
+    ) -> None:
+        rec, config, now = live.record, self.state.config, time.time()
+        rec.messages += new
+        rec.turns += 1
+        rec.scenario, rec.params = scenario.name, dict(params)
+        rec.expected = expected_from_steps(script, http_status=scenario.create_status)
+        live.scenario = scenario
+        if config.followup_garbage and rec.turns > 1:
+            live.replay_garbage()
+        lag = config.followup_status_lag if rec.status != "idle" else 0.0
+        live.start_turn(script, user_turn_text(new, rec.timezone, now), rec.turns, lag)
+
+    async def _model(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
+        live = self.state.live.get(request.match_info["id"])
+        if live is None:
+            return error_response(404, "Session not found")
+        body = record.body if isinstance(record.body, dict) else None
+        if body is None or not body:
+            return error_response(
+                400, "body must be a JSON object with modelPreset, agentModel or agentEffort"
+            )
+        rec = live.record
+        record.session_id = rec.id
+        rec.model_calls.append(dict(body))
+        if "agentModel" in body:
+            model = body["agentModel"]
+            if not isinstance(model, str) or model not in self.state.known_models:
+                return json_response({"ok": False, "error": f"unknown model {model!r}"})
+            rec.model = rec.effective_model = model
+            rec.downgraded = False
+            rec.effort = "low"  # the model call resets the effort (addendum §2.3): the default runs
+        if body.get("agentEffort") is not None:
+            if body["agentEffort"] not in EFFORTS:
+                return error_response(400, f"agentEffort must be one of {', '.join(EFFORTS)}")
+            rec.effort = body["agentEffort"]
+        return json_response({"ok": True})
