@@ -193,6 +193,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "auth": ("ok", "dead_401", "dead_200", "rate_limited", "checkpoint"),
     "assets": ("on", "absent"),
     "agent_servers": ("list", "agentServers", "servers", "data", "strings", "absent"),
+    "create_model": ("honour", "ignore"),
 }
 
 

@@ -281,16 +281,31 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-model", default=None, help="the modelId contextUsage reports")
     parser.add_argument("--balance", choices=CHOICES["balance"], default="full", help="the balance answer")
     parser.add_argument("--auth", choices=CHOICES["auth"], default="ok", help="how get-session answers")
+    parser.add_argument("--assets", choices=CHOICES["assets"], default="on", help="POST /api/assets")
+    parser.add_argument(
+        "--agent-servers",
+        choices=CHOICES["agent_servers"],
+        default="list",
+        help="the shape of GET /api/agent-servers (absent: 404)",
+    )
+    parser.add_argument(
+        "--create-model",
+        choices=CHOICES["create_model"],
+        default="honour",
+        help="whether create runs the agentModel it names (ignore: only /model pins it)",
+    )
+    parser.add_argument(
+        "--followup-status",
+        type=int,
+        default=None,
+        help="refuse every follow-up turn with this HTTP status (default: follow-ups work)",
+    )
 
 
 def readings_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "framing": args.framing,
-        "context_usage": args.context_usage,
-        "context_model": args.context_model,
-        "balance": args.balance,
-        "auth": args.auth,
-    }
+    names = ["framing", "context_usage", "context_model", "balance", "auth"]
+    names += ["assets", "agent_servers", "create_model", "followup_status"]
+    return {name: getattr(args, name) for name in names}
 
 
 def add_drift_argument(parser: argparse.ArgumentParser) -> None:

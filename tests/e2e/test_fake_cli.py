@@ -5,28 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
-from litellm_conol.fake import (
-    COOKIE_NAME,
-    FakeConol,
-)
-
-
-@pytest.fixture(scope="module")
-def fake_server() -> Iterator[FakeConol]:
-    with FakeConol(ping_interval=0.2) as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake_server: FakeConol) -> Iterator[None]:
-    fake_server.reset()
-    yield
-    fake_server.reset()
+from litellm_conol.fake import COOKIE_NAME
 
 
 def test_cli_prints_its_address_and_serves() -> None:

@@ -336,20 +336,55 @@ def test_tool_call_no_arguments(base_args, conol_fake):
     assert "Get-FAQ" in sent and "No FAQs yet." in sent
 
 
+# LiteLLM's image checks send http(s) image URLs. conol takes images as uploaded assets, so the proxy
+# would have to fetch the URL: a deployment does so only with ``image_fetch: public`` (an SSRF
+# guard; docs/images-and-discovery.md). By default the URL is a clear 400 naming the option, before
+# any upload or session; the same image as a data: URL is uploaded and answered.
+PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def _image_message(image_url) -> list[dict]:
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What's in this image?"},
+                {"type": "image_url", "image_url": image_url},
+            ],
+        }
+    ]
+
+
 @pytest.mark.parametrize("detail", [None, "low", "high"])
 @pytest.mark.parametrize("image_url", ["http://example.com/a.jpg", "https://example.com/b.png"])
-def test_image_url(detail, image_url):
-    skip_unless(
-        litellm.utils.supports_vision(MODEL, None),
-        "conol gets images as [Image: <url>] text until asset upload lands (the capabilities issue)",
-    )
+def test_image_url(base_args, conol_fake, detail, image_url):
+    assert litellm.utils.supports_vision(MODEL, None) is True
+    param = {"url": image_url, "detail": detail} if detail else {"url": image_url}
+    before = len(conol_fake.requests)
+    with pytest.raises(litellm.BadRequestError, match="image_fetch is 'off'.*set image_fetch: public"):
+        litellm.completion(**base_args, messages=_image_message(param))
+    assert len(conol_fake.requests) == before  # refused before any upload or session
+    as_data = {"url": PIXEL, "detail": detail} if detail else {"url": PIXEL}
+    response = litellm.completion(**base_args, messages=_image_message(as_data))
+    assert response.choices[0].message.content
+    _assert_sent_as_an_asset(conol_fake)
 
 
-def test_image_url_string():
-    skip_unless(
-        litellm.utils.supports_vision(MODEL, None),
-        "conol gets images as [Image: <url>] text until asset upload lands (the capabilities issue)",
-    )
+def _assert_sent_as_an_asset(fake) -> None:
+    """The session's turn names an uploaded asset (uploaded once per conversation: maybe earlier)."""
+    create = [r for r in fake.requests if r.path == "/api/sessions"][-1].body
+    image = create["messages"][-1]
+    assert image["type"] == "image" and image["mediaType"] == "image/png"
+    assert image["content"].removeprefix("/api/assets/") in fake.assets
+
+
+def test_image_url_string(base_args, conol_fake):
+    assert litellm.utils.supports_vision(MODEL, None) is True
+    with pytest.raises(litellm.BadRequestError, match="image_fetch is 'off'"):
+        litellm.completion(**base_args, messages=_image_message("https://example.com/b.png"))
+    response = litellm.completion(**base_args, messages=_image_message(PIXEL))
+    assert response.choices[0].message.content
+    _assert_sent_as_an_asset(conol_fake)
 
 
 def test_prompt_caching():

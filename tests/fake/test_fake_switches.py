@@ -1,0 +1,54 @@
+"""The fake's command-line switches for the readings the addendum leaves open: each reaches
+``FakeConfig`` (so ``make run`` / ``litellm-conol fake`` can play any upstream)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from litellm_conol.fake._records import FakeConfig
+from litellm_conol.fake._runner import add_reading_arguments, readings_from_args
+
+
+def parse(*argv: str) -> dict:
+    parser = argparse.ArgumentParser()
+    add_reading_arguments(parser)
+    return readings_from_args(parser.parse_args(argv))
+
+
+def test_the_defaults_are_the_faithful_fake():
+    assert parse() == {
+        "framing": "sse",
+        "context_usage": False,
+        "context_model": None,
+        "balance": "full",
+        "auth": "ok",
+        "assets": "on",
+        "agent_servers": "list",
+        "create_model": "honour",
+        "followup_status": None,
+    }
+
+
+def test_every_switch_reaches_the_config():
+    readings = parse(
+        "--framing=ndjson",
+        "--context-usage",
+        "--context-model=deepseek-v4-flash",
+        "--balance=zero",
+        "--auth=dead_200",
+        "--assets=absent",
+        "--agent-servers=servers",
+        "--create-model=ignore",
+        "--followup-status=405",
+    )
+    config = FakeConfig()
+    config.update(readings)
+    assert {name: getattr(config, name) for name in readings} == readings
+
+
+def test_a_value_outside_the_choices_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        parse("--create-model=sometimes")
+    assert "invalid choice: 'sometimes'" in capsys.readouterr().err
