@@ -46,6 +46,7 @@ async def refresh_catalog(endpoint: Endpoint, client: httpx.AsyncClient, out: Pa
 
 def refresh_command(endpoint: Endpoint, out: Path) -> int:
     """``models --refresh``: write the file, print what changed; the exit status."""
+
     async def run() -> Refreshed:
         return await refresh_catalog(endpoint, shared_client(), out)  # the client of this loop
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import openai
 import pytest
-import yaml
-from support.paths import ROOT, TESTS
-from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.paths import TESTS
+from support.proxyproc import MASTER_KEY, fake_env, running_proxy, shipped_config
 
 from litellm_conol.fake import FakeConol
 
@@ -33,7 +32,7 @@ def spend_log(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def shipped_proxy(proxy_fake, spend_log, tmp_path_factory):
     # The shipped config, plus only a test callback that records what spend logs are made of.
-    config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
+    config = shipped_config()
     config["litellm_settings"]["callbacks"] = ["support.spend_logger.spend_recorder"]
     # a model the catalog does not know, made usable by the deployment naming its agentModel
     config["model_list"].append(
@@ -42,20 +41,9 @@ def shipped_proxy(proxy_fake, spend_log, tmp_path_factory):
             "litellm_params": {"model": "conol/private-model", "agent_model": "vendor/private-1"},
         }
     )
-    path = tmp_path_factory.mktemp("proxy") / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    env = {
-        "CONOL_API_BASE": proxy_fake.base_url,
-        "CONOL_SESSION_TOKEN": proxy_fake.token,
-        "SPEND_LOG_FILE": str(spend_log),
-        "PYTHONPATH": str(TESTS),
-    }
-    process = ProxyProcess(config=path, env=env, log_path=path.with_suffix(".log"))
-    try:
-        process.wait_ready()
+    env = {**fake_env(proxy_fake), "SPEND_LOG_FILE": str(spend_log), "PYTHONPATH": str(TESTS)}
+    with running_proxy(config, tmp_path_factory.mktemp("proxy"), env, secrets=[proxy_fake.token]) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture

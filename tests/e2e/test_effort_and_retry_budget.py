@@ -4,14 +4,10 @@ anthropic SDK on ``/v1/messages`` with Claude-Code-shaped requests, the openai S
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anthropic
 import openai
 import pytest
-import yaml
-from support.paths import ROOT
-from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.proxyproc import MASTER_KEY, fake_env, running_proxy, shipped_config
 
 from litellm_conol.fake import FakeConol
 
@@ -44,7 +40,7 @@ def fake():
 
 @pytest.fixture(scope="module")
 def proxy(fake, tmp_path_factory):
-    config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
+    config = shipped_config()
     config["model_list"].append(
         {
             "model_name": "capped",
@@ -55,15 +51,10 @@ def proxy(fake, tmp_path_factory):
             },
         }
     )
-    path: Path = tmp_path_factory.mktemp("effort") / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    env = {"CONOL_API_BASE": fake.base_url, "CONOL_SESSION_TOKEN": fake.token}
-    process = ProxyProcess(config=path, env=env, log_path=path.with_suffix(".log"))
-    try:
-        process.wait_ready()
+    with running_proxy(
+        config, tmp_path_factory.mktemp("effort"), fake_env(fake), secrets=[fake.token]
+    ) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture

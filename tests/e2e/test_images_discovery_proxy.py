@@ -15,8 +15,7 @@ import sys
 import anthropic
 import openai
 import pytest
-import yaml
-from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.proxyproc import MASTER_KEY, fake_env, running_proxy
 
 from litellm_conol.fake import AGENT_SERVER_KEY, FakeConol
 
@@ -52,17 +51,9 @@ def proxy(fake, tmp_path_factory):
         },
         "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"},
     }
-    path = tmp_path_factory.mktemp("proxy") / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    env = {"CONOL_API_BASE": fake.base_url, "CONOL_SESSION_TOKEN": fake.token}
-    process = ProxyProcess(config=path, env=env, log_path=path.with_suffix(".log"))
-    try:
-        process.wait_ready()
+    secrets = [fake.token, AGENT_SERVER_KEY]
+    with running_proxy(config, tmp_path_factory.mktemp("proxy"), fake_env(fake), secrets=secrets) as process:
         yield process
-    finally:
-        process.stop()
-        log = path.with_suffix(".log").read_text(errors="replace")
-        assert fake.token not in log and AGENT_SERVER_KEY not in log
 
 
 @pytest.fixture

@@ -11,9 +11,7 @@ from typing import Any
 
 import openai
 import pytest
-import yaml
-from support.paths import ROOT
-from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
@@ -36,24 +34,15 @@ def usage_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def readings_proxy(readings_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProcess]:
-    config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
+    config = shipped_config()
     config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
     config["model_list"].append(
         {"model_name": MODEL, "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICES}
     )
-    path = tmp_path_factory.mktemp("readings-proxy") / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    env = {
-        "CONOL_API_BASE": readings_fake.base_url,
-        "CONOL_SESSION_TOKEN": readings_fake.token,
-        "CONOL_USAGE_LOG": str(usage_file),
-    }
-    process = ProxyProcess(config=path, env=env, log_path=path.with_suffix(".log"))
-    try:
-        process.wait_ready()
+    env = {**fake_env(readings_fake), "CONOL_USAGE_LOG": str(usage_file)}
+    directory = tmp_path_factory.mktemp("readings-proxy")
+    with running_proxy(config, directory, env, secrets=[readings_fake.token]) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture

@@ -25,14 +25,6 @@ pytestmark = pytest.mark.timeout(180)
 
 MODEL = "claude-haiku-4-5"
 CUSTOM = {"custom_provider_map": [{"provider": "conol", "custom_handler": "litellm_conol.conol_llm"}]}
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather of a city",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
 STEP = {
     "type": "function",
     "function": {

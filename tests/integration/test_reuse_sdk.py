@@ -9,6 +9,7 @@ import hashlib
 
 import litellm
 import pytest
+from support.weather import OPENAI_TOOL as WEATHER
 
 import litellm_conol
 from litellm_conol.client._bindings import clear_stores
@@ -18,14 +19,6 @@ litellm.suppress_debug_info = True
 litellm_conol.register()
 
 MODEL = "conol/claude-haiku-4-5"
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather of a city",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
 pytestmark = pytest.mark.timeout(60)
 
 

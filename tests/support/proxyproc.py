@@ -8,9 +8,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+import yaml
 
 from support.paths import ROOT
 
@@ -81,3 +85,33 @@ class ProxyProcess:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=5)
         self._log.close()
+
+
+def shipped_config() -> dict[str, Any]:
+    """The shipped ``proxy_config.yaml`` as data, for a test to add deployments or callbacks to."""
+    config: dict[str, Any] = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
+    return config
+
+
+def fake_env(fake: Any) -> dict[str, str]:
+    """The environment that points the shipped config's deployments at a fake conol."""
+    return {"CONOL_API_BASE": fake.base_url, "CONOL_SESSION_TOKEN": fake.token}
+
+
+@contextmanager
+def running_proxy(
+    config: dict[str, Any], directory: Path, env: dict[str, str] | None = None, *, secrets: Sequence[str] = ()
+) -> Iterator[ProxyProcess]:
+    """A ready proxy on ``config`` (written to ``directory/config.yaml``), stopped on the way out; then
+    its log must hold none of ``secrets`` (the check names how many leaked, never the secret)."""
+    path = directory / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    process = ProxyProcess(config=path, env=env or {}, log_path=path.with_suffix(".log"))
+    try:
+        process.wait_ready()
+        yield process
+    finally:
+        process.stop()
+    log = path.with_suffix(".log").read_text(errors="replace")
+    leaked = sum(secret in log for secret in secrets)
+    assert leaked == 0, f"{leaked} secret(s) in the proxy log {path.with_suffix('.log')}"
