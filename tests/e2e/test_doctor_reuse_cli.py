@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from litellm_conol import cli
 from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(120)
@@ -52,10 +53,15 @@ def squeezed(line: str) -> str:
         ),
     ],
 )
-def test_doctor_reuse_in_each_upstream_reading(config, code, followup, pinning, settings):
+def test_doctor_reuse_in_each_upstream_reading(config, code, followup, pinning, settings, capsys):
+    # in process (one process per reading would spend its time importing LiteLLM; the next test
+    # runs the CLI as a process)
     with FakeConol(default_scenario="recall") as fake:
         fake.configure(**config)
-        result = doctor(fake)
+        args = ["doctor", "--reuse", "--no-models", "--api-base", fake.base_url, "--token", fake.token]
+        returncode = cli.main([*args, "--model", "claude-haiku-4-5"])
+    out, err = capsys.readouterr()
+    result = subprocess.CompletedProcess(args, returncode, out, err)
     lines = result.stdout.splitlines()
     assert result.returncode == code, result.stdout + result.stderr
     assert squeezed(lines[0]).startswith(squeezed(followup))

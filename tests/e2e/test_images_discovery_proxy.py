@@ -17,6 +17,7 @@ import openai
 import pytest
 from support.proxyproc import MASTER_KEY, fake_env, running_proxy
 
+from litellm_conol import cli as litellm_conol_cli
 from litellm_conol.fake import AGENT_SERVER_KEY, FakeConol
 
 pytestmark = pytest.mark.timeout(180)
@@ -224,13 +225,18 @@ DOCTOR_MODES = {
 
 
 @pytest.mark.parametrize("mode", list(DOCTOR_MODES))
-def test_doctor_reports_assets_and_discovery_in_each_mode(reset, mode):
+def test_doctor_reports_assets_and_discovery_in_each_mode(reset, mode, capsys):
     config, assets, discovery = DOCTOR_MODES[mode]
     reset.configure(**config)
     reset.set_default_scenario("agent")  # calls the tool it is given (the tool_call check), else says hello
-    done = cli(reset, "doctor", "--no-models")
-    lines = {line[6:42].strip(): line for line in done.stdout.splitlines()[:-1]}
-    print(f"--- doctor against the fake, {mode}:\n{done.stdout}")
+    # in process (the CLI as a process is the refresh tests' and test_cli's): a process per mode
+    # would spend its time importing LiteLLM
+    code = litellm_conol_cli.main(
+        ["doctor", "--no-models", "--api-base", reset.base_url, "--token", reset.token]
+    )
+    out, err = capsys.readouterr()
+    lines = {line.split()[1]: line for line in out.splitlines()[:-1]}
+    print(f"--- doctor against the fake, {mode}:\n{out}")
     assert lines["assets"].split()[0] == assets and lines["discovery"].split()[0] == discovery
-    assert done.returncode == (1 if "FAIL" in (assets, discovery) else 0)
-    assert reset.token not in done.stdout + done.stderr and AGENT_SERVER_KEY not in done.stdout + done.stderr
+    assert code == (1 if "FAIL" in (assets, discovery) else 0)
+    assert reset.token not in out + err and AGENT_SERVER_KEY not in out + err
