@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import openai
 import pytest
 from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.usage_log import usage_rows
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
@@ -54,18 +52,6 @@ def client(readings_fake, readings_proxy) -> Iterator[openai.OpenAI]:
 
 def chat(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
-
-
-def usage_rows(path: Path, count: int) -> list[dict[str, Any]]:
-    """The usage log's lines once it has ``count`` of them (callbacks run after the response)."""
-    deadline = time.monotonic() + 15
-    rows: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-        if len(rows) >= count:
-            break
-        time.sleep(0.1)
-    return rows
 
 
 @pytest.mark.parametrize("framing", ["sse", "ndjson", "message"])

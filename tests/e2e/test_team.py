@@ -21,6 +21,7 @@ import yaml
 from support.chat import user
 from support.paths import ROOT
 from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.usage_log import usage_rows
 
 from litellm_conol.fake import BUILTINS, FakeConol
 
@@ -174,18 +175,6 @@ def test_a_dead_token_makes_every_deployment_unhealthy(team, team_proxy):
         assert "invalid or expired" in endpoint["error"]
         assert fake.token not in json.dumps(endpoint)
     assert creates(fake) == []
-
-
-def usage_rows(path: Path, count: int) -> list[dict[str, Any]]:
-    """The usage log's lines once it has ``count`` of them (callbacks run after the response)."""
-    deadline = time.monotonic() + 15
-    rows: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-        if len(rows) >= count:
-            break
-        time.sleep(0.1)
-    return rows
 
 
 def cost(name: str, prompt_tokens: int, completion_tokens: int) -> float:
