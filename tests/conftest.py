@@ -7,3 +7,6 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.pop("CONOL_SESSION_TOKEN", None)  # tests pass credentials explicitly
 os.environ.pop("CONOL_API_BASE", None)
+
+# Fixtures shared by tiers (each documented in its module).
+pytest_plugins = ["support.echoes"]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import litellm
 import openai
 import pytest
 from support.chat import ask
+from support.limits import collect, longest_prefix_within
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS
@@ -31,30 +30,6 @@ LONG = "[[fake:long_writer]]"
 
 
 LIMIT = 60
-
-
-@cache
-def longest_prefix_within(limit: int, model: str = "claude-haiku-4-5") -> str:
-    """The reference answer of long_writer under max_tokens=limit: the longest prefix of its text
-    with at most ``limit`` tokens of LiteLLM's counter, found by trying every length."""
-    text = BUILTINS["long_writer"].final_text
-
-    def count(k: int) -> int:
-        return litellm.token_counter(model=model, text=text[:k], count_response_tokens=True)
-
-    lengths = [k for k in range(1, 12 * limit) if count(k) <= limit]
-    return text[: max(lengths)]
-
-
-def collect(chunks) -> tuple[str, str | None, set[str]]:
-    content, finish, ids = [], None, set()
-    for chunk in chunks:
-        ids.add(chunk.id)
-        if not chunk.choices:
-            continue
-        content.append(chunk.choices[0].delta.content or "")
-        finish = chunk.choices[0].finish_reason or finish
-    return "".join(content), finish, ids
 
 
 def assert_closed_early(fake) -> None:

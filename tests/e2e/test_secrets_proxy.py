@@ -4,11 +4,10 @@ spend-log rows (``support.spend_logger.spend_rows``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
-from support.echoes import ECHOES, SECRET
+from support.echoes import SECRET
 from support.faults import (
     AUTH,
     chat_body,
@@ -21,27 +20,11 @@ from support.faults import (
 
 import litellm_conol
 from litellm_conol.core import _errors as _errors
-from litellm_conol.fake import FakeConol
 
 litellm_conol.register()
 
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def secret_server() -> Iterator[FakeConol]:
-    with FakeConol(token=SECRET) as server:
-        yield server
-
-
-@pytest.fixture
-def secret_fake(secret_server: FakeConol) -> Iterator[FakeConol]:
-    secret_server.reset()
-    for scenario in ECHOES:
-        secret_server.add_scenario(scenario)
-    yield secret_server
-    secret_server.reset()
 
 
 def leaks(text: str) -> bool:

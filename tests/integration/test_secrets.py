@@ -17,7 +17,7 @@ import httpx
 import litellm
 import pytest
 from support.chat import MODEL
-from support.echoes import ECHOES, SECRET
+from support.echoes import SECRET
 from support.faults import (
     closed_port,
 )
@@ -29,7 +29,6 @@ from litellm_conol.core import _errors as _errors
 from litellm_conol.core._assembler import Assembler
 from litellm_conol.core._endpoint import Endpoint
 from litellm_conol.core._options import build_request
-from litellm_conol.fake import FakeConol
 
 litellm.suppress_debug_info = True
 
@@ -38,21 +37,6 @@ litellm_conol.register()
 
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def secret_server() -> Iterator[FakeConol]:
-    with FakeConol(token=SECRET) as server:
-        yield server
-
-
-@pytest.fixture
-def secret_fake(secret_server: FakeConol) -> Iterator[FakeConol]:
-    secret_server.reset()
-    for scenario in ECHOES:
-        secret_server.add_scenario(scenario)
-    yield secret_server
-    secret_server.reset()
 
 
 def leaks(text: str) -> bool:

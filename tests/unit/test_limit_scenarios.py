@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import litellm
 import pytest
+from support.limits import longest_prefix_within
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS, long_text
@@ -21,19 +20,6 @@ pytestmark = pytest.mark.timeout(60)
 
 
 LIMIT = 60
-
-
-@cache
-def longest_prefix_within(limit: int, model: str = "claude-haiku-4-5") -> str:
-    """The reference answer of long_writer under max_tokens=limit: the longest prefix of its text
-    with at most ``limit`` tokens of LiteLLM's counter, found by trying every length."""
-    text = BUILTINS["long_writer"].final_text
-
-    def count(k: int) -> int:
-        return litellm.token_counter(model=model, text=text[:k], count_response_tokens=True)
-
-    lengths = [k for k in range(1, 12 * limit) if count(k) <= limit]
-    return text[: max(lengths)]
 
 
 def test_the_scenarios_say_what_they_send():
