@@ -160,9 +160,9 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
     """Where conol is and the token, from the flags or the environment; None (after saying so)
     without a token."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
-    from .core import DEFAULT_BASE_URL, Endpoint, MissingCredential, session_token
+    from .core import SETTINGS, MissingCredential, request_endpoint
 
-    token = args.token or os.environ.get("CONOL_SESSION_TOKEN")
+    token = args.token or os.environ.get(str(SETTINGS["api_key"].env))
     if not token:
         print(
             f"litellm-conol {args.command}: no token (set CONOL_SESSION_TOKEN or pass --token)",
@@ -170,13 +170,12 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
         )
         return None
     try:
-        token = session_token(token)  # a raw, percent-encoded or pasted-Cookie-header credential
+        # the token in any form it is pasted in; the base from the flag, else the settings' environment
+        endpoint: Endpoint = request_endpoint(token, args.api_base)
     except MissingCredential as exc:
         print(f"litellm-conol {args.command}: {exc.message}", file=sys.stderr)
         return None
-    return Endpoint(
-        base_url=args.api_base or os.environ.get("CONOL_API_BASE") or DEFAULT_BASE_URL, token=token
-    )
+    return endpoint
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -320,17 +319,19 @@ def _fake(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .core import ENV_BASE, ENV_TOKEN
+
     env = dict(os.environ)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map at start
     env.setdefault("LITELLM_MASTER_KEY", DEFAULT_MASTER_KEY)
     fake = None
-    if args.fake or not env.get("CONOL_SESSION_TOKEN"):
+    if args.fake or not env.get(ENV_TOKEN):
         from .fake import FakeConol
 
         fake = FakeConol(port=args.fake_port)
         fake.start()
-        env["CONOL_SESSION_TOKEN"] = fake.token
-        env["CONOL_API_BASE"] = fake.base_url
+        env[ENV_TOKEN] = fake.token
+        env[ENV_BASE] = fake.base_url
     config = _config_path(args.config)
     _banner(args, env, config, fake_url=fake.base_url if fake else None)
     command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]

@@ -12,7 +12,6 @@ second finds nothing and starts its own. Redis settings are LiteLLM's router's: 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import OrderedDict
 from typing import Any, Protocol
@@ -106,21 +105,9 @@ class RedisBindings:
 _stores: dict[tuple[str | None, int], BindingStore] = {}
 
 
-def redis_url_from_env() -> str | None:
-    url = os.environ.get("REDIS_URL")
-    if url:
-        return url
-    host = os.environ.get("REDIS_HOST")
-    if not host:
-        return None
-    password = os.environ.get("REDIS_PASSWORD")
-    auth = f":{password}@" if password else ""
-    return f"redis://{auth}{host}:{os.environ.get('REDIS_PORT') or 6379}"
-
-
 def binding_store(options: ReuseOptions) -> BindingStore:
     """The store for these options: one per Redis URL (or memory) and cap, shared by the process."""
-    url = options.redis_url or redis_url_from_env()
+    url = options.redis_url
     key = (url, options.cap)
     store = _stores.get(key)
     if store is None:

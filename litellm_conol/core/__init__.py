@@ -20,6 +20,10 @@ from ._assembler import Piece as Piece
 from ._assembler import ReasoningDelta as ReasoningDelta
 from ._assembler import TextDelta as TextDelta
 from ._assembler import coalesce as coalesce
+from ._boundary import flat_params as flat_params
+from ._boundary import setting_value as setting_value
+from ._boundary import settings_of as settings_of
+from ._boundary import settle_params as settle_params
 from ._catalog import Catalog as Catalog
 from ._catalog import CatalogModel as CatalogModel
 from ._catalog import default_catalog as default_catalog
@@ -88,6 +92,8 @@ from ._images import decode_data_url as decode_data_url
 from ._images import fetched_media_type as fetched_media_type
 from ._images import resolve_images as resolve_images
 from ._images import resolve_parts as resolve_parts
+from ._options import ENV_BASE as ENV_BASE
+from ._options import ENV_TOKEN as ENV_TOKEN
 from ._options import HEALTH_CHECK_ACCOUNT as HEALTH_CHECK_ACCOUNT
 from ._options import ConolRequest as ConolRequest
 from ._options import build_request as build_request
@@ -108,6 +114,10 @@ from ._reuse import settings_digest as settings_digest
 from ._reuse import split_new_turn as split_new_turn
 from ._session_info import RunStats as RunStats
 from ._session_info import SessionInfo as SessionInfo
+from ._settings import Setting as Setting
+from ._settings import Settings as Settings
+from ._settings_table import SECTIONS as SECTIONS
+from ._settings_table import SETTINGS as SETTINGS
 from ._sse import FRAMING_MESSAGE as FRAMING_MESSAGE
 from ._sse import FRAMING_NDJSON as FRAMING_NDJSON
 from ._sse import FRAMING_SSE as FRAMING_SSE

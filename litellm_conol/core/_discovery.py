@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._catalog import Catalog, CatalogModel
-from ._errors import BadRequest
+from ._settings import Settings
 
 EFFORT_WORDS = ("minimal", "low", "medium", "high", "xhigh", "max")  # both vocabularies, §3.2
 
@@ -56,27 +56,10 @@ DEFAULT_DISCOVERY_INTERVAL = 3600.0
 MIN_DISCOVERY_INTERVAL = 60.0
 
 
-def discovery_settings(params: Mapping[str, Any]) -> tuple[DiscoveryMode, float]:
-    """The deployment's ``discovery`` (off | startup | interval) and ``discovery_interval`` (seconds,
-    at least 60), checked; a bad value is a 400 naming it."""
-    merged = dict(params)
-    if isinstance(params.get("extra_body"), Mapping):
-        merged.update(params["extra_body"])
-    mode = str(merged.get("discovery") or "off").strip().lower()
-    modes: dict[str, DiscoveryMode] = {"off": "off", "startup": "startup", "interval": "interval"}
-    if mode not in modes:
-        raise BadRequest(f"discovery must be 'off', 'startup' or 'interval', got {merged.get('discovery')!r}")
-    interval = merged.get("discovery_interval", DEFAULT_DISCOVERY_INTERVAL)
-    if (
-        isinstance(interval, bool)
-        or not isinstance(interval, int | float)
-        or interval < MIN_DISCOVERY_INTERVAL
-    ):
-        raise BadRequest(
-            f"discovery_interval must be a number of seconds of at least {MIN_DISCOVERY_INTERVAL:g}, "
-            f"got {interval!r}"
-        )
-    return modes[mode], float(interval)
+def discovery_settings(settings: Settings) -> tuple[DiscoveryMode, float]:
+    """The deployment's ``discovery`` (off | startup | interval) and ``discovery_interval``."""
+    mode: DiscoveryMode = settings["discovery"]
+    return mode, settings["discovery_interval"]
 
 
 class DiscoveryUnreadable(ValueError):

@@ -20,6 +20,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 from ._catalog import CatalogModel
 from ._errors import BadRequest
+from ._settings import Settings
 from ._wire import CreateSessionBody, ImagePart, MessagePart
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_IMAGES = 20
 DEFAULT_FETCH_TIMEOUT = 10.0
-MAX_IMAGE_BYTES_CEILING = 50 * 1024 * 1024  # a misconfiguration, not a bigger picture
 
 
 @dataclass(frozen=True)
@@ -75,36 +75,15 @@ def content_key(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def image_limits(params: Mapping[str, Any]) -> ImageLimits:
-    """The deployment's (or call's) image options, checked: a bad value is a 400 naming it."""
-    fetch = str(params.get("image_fetch") or "off").strip().lower()
-    if fetch not in ("off", "public"):
-        raise BadRequest(f"image_fetch must be 'off' or 'public', got {params.get('image_fetch')!r}")
-    max_bytes = _whole("max_image_bytes", params.get("max_image_bytes"), DEFAULT_MAX_IMAGE_BYTES)
-    if max_bytes > MAX_IMAGE_BYTES_CEILING:
-        raise BadRequest(f"max_image_bytes must be at most {MAX_IMAGE_BYTES_CEILING}, got {max_bytes}")
-    timeout = params.get("image_fetch_timeout")
-    seconds = DEFAULT_FETCH_TIMEOUT if timeout is None else _seconds(timeout)
+def image_limits(settings: Settings) -> ImageLimits:
+    """The call's image options (``image_fetch``, ``max_image_bytes``, ``max_images``,
+    ``image_fetch_timeout``), as the settings model read them."""
     return ImageLimits(
-        fetch="public" if fetch == "public" else "off",
-        max_bytes=max_bytes,
-        max_images=_whole("max_images", params.get("max_images"), DEFAULT_MAX_IMAGES),
-        fetch_timeout=seconds,
+        fetch="public" if settings["image_fetch"] == "public" else "off",
+        max_bytes=settings["max_image_bytes"],
+        max_images=settings["max_images"],
+        fetch_timeout=settings["image_fetch_timeout"],
     )
-
-
-def _whole(name: str, value: Any, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BadRequest(f"{name} must be a whole number of at least 1, got {value!r}")
-    return value
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 120:
-        raise BadRequest(f"image_fetch_timeout must be a number of seconds from 0 to 120, got {value!r}")
-    return float(value)
 
 
 def image_of_part(part: Mapping[str, Any], where: str, limits: ImageLimits) -> ImageSource:

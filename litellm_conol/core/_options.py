@@ -12,34 +12,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._budgets import SplitTimeout, max_concurrent_polls, request_timing, timeout_seconds
+from ._boundary import flat_params, settings_of
+from ._budgets import SplitTimeout, request_timing, timeout_seconds
 from ._catalog import Catalog, CatalogModel, default_catalog
 from ._credential import session_token
 from ._cutter import AnswerLimits
 from ._discovery import Discovered
 from ._effort import choose_effort, effort_inputs, reported_ladder
 from ._end_policy import Timing
-from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
+from ._endpoint import DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
 from ._errors import BadRequest, MissingCredential
-from ._images import ImageLimits, ImageSource, check_images
-from ._images import image_limits as _image_limits
+from ._images import ImageLimits, ImageSource, check_images, image_limits
 from ._render import convert_tools, render_messages
 from ._reuse import ReuseOptions, reuse_options
+from ._settings import Settings
+from ._settings_table import SETTINGS
 from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
 from ._wire import CreateSessionBody, Effort, MessagePart, TextPart, ToolSpec
 
 BuiltinMode = Literal["hide", "expose"]
 ToolValidation = Literal["repair", "error", "off"]
 
-ENV_TOKEN = "CONOL_SESSION_TOKEN"
-ENV_BASE = "CONOL_API_BASE"
-ENV_TIMEZONE = "CONOL_TIMEZONE"
-ENV_MODELS_FILE = "CONOL_MODELS_FILE"
-ENV_MODELS_EXTRA = "CONOL_MODELS_EXTRA"
+ENV_TOKEN = str(SETTINGS["api_key"].env)
+ENV_BASE = str(SETTINGS["api_base"].env)
+ENV_MODELS_FILE = str(SETTINGS["models_file"].env)
+ENV_MODELS_EXTRA = str(SETTINGS["models_extra"].env)
 
 MAX_PROMPT_CHARS = 2_000_000  # conol has no documented limit; refuse what no model window holds
-DEFAULT_MAX_REPAIR_TURNS = 2
-MAX_REPAIR_TURNS = 10  # each turn is a whole new session: more is a misconfiguration, not persistence
+DEFAULT_MAX_REPAIR_TURNS: int = SETTINGS["max_repair_turns"].default
 
 
 @dataclass(frozen=True)
@@ -107,48 +107,49 @@ def build_request(
     ``original_body``: the request as the client sent it to the proxy (``None`` in-process), where the
     effort keys LiteLLM's adapters drop are read. ``discovered``: what run-time discovery knows.
     """
-    params = _merged_params(optional_params)
+    params = flat_params(optional_params)
+    settings = settings_of(params)
     _refuse_unsupported(params)
     limits = answer_limits(params)
     endpoint = request_endpoint(api_key, api_base)
-    catalog_model = _catalog_model(model, params.get("agent_model"))
+    catalog_model = _catalog_model(model, settings["agent_model"])
     all_tools = convert_tools(params.get("tools"))
     tools, tool_choice = _tools_and_choice(all_tools, params.get("tool_choice"))
     output_format = parse_response_format(params.get("response_format"))
-    tool_validation = _tool_validation(params.get("tool_validation"))
-    image_limits, images = _image_limits(params), dict[str, ImageSource]()
-    parts = render_prompt(messages, output_format, image_limits, images)
-    check_images(catalog_model, images, image_limits, discovered)
+    tool_validation: ToolValidation = settings["tool_validation"]
+    limits_of_images, images = image_limits(settings), dict[str, ImageSource]()
+    parts = render_prompt(messages, output_format, limits_of_images, images)
+    check_images(catalog_model, images, limits_of_images, discovered)
     ladder = _effort_ladder(catalog_model, discovered)
     body = CreateSessionBody(
         messages=parts,
-        timezone=str(params.get("timezone") or os.environ.get(ENV_TIMEZONE) or "UTC"),
+        timezone=settings["timezone"],
         agent_model=catalog_model.agent_model,
-        agent_effort=_effort(params, original_body, ladder),
+        agent_effort=_effort(params, settings, original_body, ladder),
         tools=tools or None,
     )
     return ConolRequest(
         endpoint=endpoint,
         body=body,
         model=catalog_model.id,
-        strict_model=_flag(params.get("strict_model")),
-        timing=request_timing(params),
+        strict_model=settings["strict_model"],
+        timing=request_timing(settings),
         timeout=timeout_seconds(timeout),
         client_tools=frozenset(t.name for t in tools),
         dropped_tools=frozenset(t.name for t in all_tools) - {t.name for t in tools},
-        builtin_tools=_builtin_mode(params.get("builtin_tools")),
+        builtin_tools=settings["builtin_tools"],
         max_tool_calls=1 if params.get("parallel_tool_calls") is False else None,
         tool_choice_required=tool_choice == "required",
-        max_concurrent_polls=max_concurrent_polls(),
+        max_concurrent_polls=settings["max_concurrent_polls"],
         limits=limits,
         output_format=output_format,
         tool_schemas=_tool_schemas(tools, tool_validation),
         tool_validation=tool_validation,
-        max_repair_turns=_max_repair_turns(params.get("max_repair_turns")),
-        image_limits=image_limits,
+        max_repair_turns=settings["max_repair_turns"],
+        image_limits=limits_of_images,
         images=images,
         effort_ladder=ladder,
-        reuse=reuse_options(params),
+        reuse=reuse_options(settings),
     )
 
 
@@ -192,54 +193,29 @@ def configured_catalog() -> Catalog:
     return default_catalog(os.environ.get(ENV_MODELS_FILE), os.environ.get(ENV_MODELS_EXTRA))
 
 
-def _catalog_model(model: str, agent_model: Any) -> CatalogModel:
-    """The catalog's entry for ``model``; or, when the deployment (or the call) names the
-    ``agent_model`` to send, that one: a model conol offers that the catalog does not know yet."""
+def _catalog_model(model: str, agent_model: str | None) -> CatalogModel:
+    """The catalog's entry for ``model``; or, when the deployment names the ``agent_model`` to send,
+    that one: a model conol offers that the catalog does not know yet."""
     if agent_model is None:
         return configured_catalog().resolve(model)
-    if not isinstance(agent_model, str) or not agent_model.strip():
-        raise BadRequest(
-            f"agent_model must be a non-empty string (the agentModel conol receives), got {agent_model!r}"
-        )
-    return CatalogModel(id=model.removeprefix("conol/"), agent_model=agent_model.strip())
+    return CatalogModel(id=model.removeprefix("conol/"), agent_model=agent_model)
 
 
-def _effort(params: Mapping[str, Any], original_body: Mapping[str, Any] | None, ladder: Any) -> Any:
-    # A caller's body keys reach optional_params too, and over the deployment's: a cap the
-    # request could lift would be no cap.
-    if original_body and original_body.get("max_effort") is not None:
-        raise BadRequest("max_effort is a deployment setting (litellm_params); a request cannot set it")
+def _effort(
+    params: Mapping[str, Any], settings: Settings, original_body: Mapping[str, Any] | None, ladder: Any
+) -> Any:
     return choose_effort(
         effort_inputs(params, original_body),
         ladder=ladder,
-        default_effort=params.get("default_effort"),
-        max_effort=params.get("max_effort"),
+        default_effort=settings["default_effort"],
+        max_effort=settings["max_effort"],
     ).effort
-
-
-def _merged_params(optional_params: Mapping[str, Any]) -> dict[str, Any]:
-    params = {k: v for k, v in optional_params.items() if k != "extra_body"}
-    extra_body = optional_params.get("extra_body")
-    if isinstance(extra_body, Mapping):
-        params.update(extra_body)
-    return params
 
 
 def _refuse_unsupported(params: Mapping[str, Any]) -> None:
     n = params.get("n")
     if n not in (None, 1):
         raise BadRequest(f"n={n} is not supported: conol returns exactly one answer per request")
-
-
-def _tool_validation(value: Any) -> ToolValidation:
-    mode = str(value or "repair").strip().lower()
-    if mode == "repair":
-        return "repair"
-    if mode == "error":
-        return "error"
-    if mode == "off":
-        return "off"
-    raise BadRequest(f"tool_validation must be 'repair', 'error' or 'off', got {value!r}")
 
 
 def _tool_schemas(tools: list[ToolSpec], mode: ToolValidation) -> dict[str, Mapping[str, Any]]:
@@ -249,20 +225,6 @@ def _tool_schemas(tools: list[ToolSpec], mode: ToolValidation) -> dict[str, Mapp
     for tool in tools:
         check_tool_schema(tool.name, tool.input_schema)
     return {tool.name: tool.input_schema for tool in tools}
-
-
-def _max_repair_turns(value: Any) -> int:
-    if value is None:
-        return DEFAULT_MAX_REPAIR_TURNS
-    try:
-        turns = int(value)
-    except (TypeError, ValueError):
-        turns = -1
-    if isinstance(value, bool) or not 0 <= turns <= MAX_REPAIR_TURNS or str(turns) != str(value).strip():
-        raise BadRequest(
-            f"max_repair_turns must be a whole number from 0 to {MAX_REPAIR_TURNS}, got {value!r}"
-        )
-    return turns
 
 
 def _token(api_key: str | None) -> str:
@@ -277,7 +239,7 @@ def _token(api_key: str | None) -> str:
 
 
 def _base_url(api_base: str | None) -> str:
-    return (api_base or os.environ.get(ENV_BASE) or DEFAULT_BASE_URL).rstrip("/")
+    return str(api_base or os.environ.get(ENV_BASE) or SETTINGS["api_base"].default).rstrip("/")
 
 
 def _tools_and_choice(tools: list[ToolSpec], tool_choice: Any) -> tuple[list[ToolSpec], Any]:
@@ -298,19 +260,6 @@ def _tools_and_choice(tools: list[ToolSpec], tool_choice: Any) -> tuple[list[Too
     if choice == "required" and not tools:
         raise BadRequest("tool_choice 'required' needs at least one tool")
     return tools, choice
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
-
-
-def _builtin_mode(value: Any) -> BuiltinMode:
-    mode = str(value or "hide").lower()
-    if mode not in ("hide", "expose"):
-        raise BadRequest(f"builtin_tools must be 'hide' or 'expose', got {value!r}")
-    return "expose" if mode == "expose" else "hide"
 
 
 MAX_STOP_SEQUENCES = 4  # as OpenAI allows

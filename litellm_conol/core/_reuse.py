@@ -18,8 +18,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
-from ._errors import BadRequest
+from ._settings import Settings
 
 ReuseMode = Literal["auto", "off"]
 PinningMode = Literal["create", "pin", "auto"]
@@ -42,54 +43,30 @@ class ReuseOptions:
     redis_url: str | None = None  # the deployment's Redis (else the environment's, else memory)
 
 
-def reuse_options(params: Mapping[str, Any]) -> ReuseOptions:
-    """The reuse options of one call (deployment ``litellm_params`` merged with the call's own)."""
-    mode = _choice("session_reuse", params.get("session_reuse"), ("auto", "off"), "auto")
-    pinning = _choice("model_pinning", params.get("model_pinning"), ("create", "pin", "auto"), "create")
+def reuse_options(settings: Settings) -> ReuseOptions:
+    """The reuse options of one call, as the settings model read them."""
     return ReuseOptions(
-        mode="off" if mode == "off" else "auto",
-        pinning="pin" if pinning == "pin" else "auto" if pinning == "auto" else "create",
-        ttl=_positive("session_reuse_ttl", params.get("session_reuse_ttl"), DEFAULT_TTL),
-        cap=int(_positive("session_reuse_cap", params.get("session_reuse_cap"), DEFAULT_CAP)),
-        backoff=_positive("session_reuse_backoff", params.get("session_reuse_backoff"), DEFAULT_BACKOFF),
-        redis_url=_redis_url(params),
+        mode="off" if settings["session_reuse"] == "off" else "auto",
+        pinning=settings["model_pinning"],
+        ttl=settings["session_reuse_ttl"],
+        cap=settings["session_reuse_cap"],
+        backoff=settings["session_reuse_backoff"],
+        redis_url=redis_url(settings),
     )
 
 
-def _choice(name: str, value: Any, choices: tuple[str, ...], default: str) -> str:
-    if value is None:
-        return default
-    if isinstance(value, bool):  # YAML reads `off` as False, `on` as True
-        return "auto" if value else "off"
-    word = str(value).strip().lower()
-    if word not in choices:
-        raise BadRequest(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return word
-
-
-def _positive(name: str, value: Any, default: float) -> float:
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if isinstance(value, bool) or number <= 0:
-        raise BadRequest(f"{name} must be a positive number, got {value!r}")
-    return number
-
-
-def _redis_url(params: Mapping[str, Any]) -> str | None:
-    """Redis settings the way LiteLLM's router takes them: ``redis_url``, or host/port/password."""
-    url = params.get("redis_url")
-    if isinstance(url, str) and url.strip():
-        return url.strip()
-    host = params.get("redis_host")
-    if not isinstance(host, str) or not host.strip():
-        return None
-    password = params.get("redis_password")
-    auth = f":{password}@" if password else ""
-    return f"redis://{auth}{host.strip()}:{params.get('redis_port') or 6379}"
+def redis_url(settings: Settings) -> str | None:
+    """Where bindings are shared, the way LiteLLM's router takes Redis settings: ``redis_url``, else
+    ``redis_host``/``redis_port``/``redis_password``; the call's own settings as a group before the
+    environment's (a deployment naming a host is not mixed with an environment's URL)."""
+    for source in ("param", "env"):
+        if settings.source("redis_url") == source:
+            return str(settings["redis_url"])
+        if settings.source("redis_host") == source:
+            password = settings["redis_password"]
+            auth = f":{quote(password, safe='')}@" if password else ""
+            return f"redis://{auth}{settings['redis_host']}:{settings['redis_port']}"
+    return None
 
 
 # --- the canonical history -------------------------------------------------------------------------

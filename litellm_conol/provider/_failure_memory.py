@@ -7,27 +7,20 @@ is how long a failure is remembered.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
-from ..core import AgentFailed, BadRequest, ConolRequest, CreateSessionBody, FailureMemory, failure_key
+from ..core import (
+    SETTINGS,
+    AgentFailed,
+    ConolRequest,
+    CreateSessionBody,
+    FailureMemory,
+    failure_key,
+    setting_value,
+)
 
-ENV_FAILURE_MEMORY = "CONOL_FAILURE_MEMORY_SECONDS"
-DEFAULT_SECONDS = 300.0
-
-
-def _seconds() -> float:
-    raw = os.environ.get(ENV_FAILURE_MEMORY, "").strip()
-    if not raw:
-        return DEFAULT_SECONDS
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 86400:
-        raise BadRequest(f"{ENV_FAILURE_MEMORY} must be a number of seconds from 0 to 86400, got {raw!r}")
-    return seconds
+DEFAULT_SECONDS: float = SETTINGS["failure_memory_seconds"].default
 
 
 _memory = FailureMemory(ttl=DEFAULT_SECONDS)
@@ -41,7 +34,7 @@ class FailureGuard:
 
     @classmethod
     def of(cls, request: ConolRequest, body: CreateSessionBody) -> FailureGuard:
-        _memory.ttl = _seconds()
+        _memory.ttl = setting_value("failure_memory_seconds")
         endpoint = request.endpoint
         return cls(failure_key(endpoint.base_url, endpoint.token, body.to_json()))
 

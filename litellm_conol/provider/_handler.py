@@ -23,8 +23,11 @@ from ..core import (
     discovery_settings,
     is_health_check,
     request_endpoint,
+    settings_of,
+    settle_params,
 )
 from ._chunks import ChunkMaker, fill_health_response, fill_model_response
+from ._deployment import deployment_params
 from ._exchange import Exchange
 from ._model_map import register_model_map
 from ._params_patch import allow_extra_params
@@ -80,17 +83,24 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
 
 
 def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict[str, Any]) -> ConolRequest:
+    """The call resolved, after the operator/caller boundary (a 400 before any network I/O)."""
     timeout: float | httpx.Timeout | None = kwargs.get("timeout")
-    optional_params = kwargs.get("optional_params") or {}
+    litellm_params = kwargs.get("litellm_params")
+    body = original_body(litellm_params)
+    params = settle_params(
+        kwargs.get("optional_params") or {},
+        body,
+        deployment_params(litellm_params) if body is not None else None,
+    )
     return build_request(
         model=model,
         messages=messages,
         api_key=kwargs.get("api_key"),
         api_base=api_base,
-        optional_params=optional_params,
+        optional_params=params,
         timeout=timeout,
-        original_body=original_body(kwargs.get("litellm_params")),
-        discovered=_discovered(kwargs.get("api_key"), api_base, optional_params),
+        original_body=body,
+        discovered=_discovered(kwargs.get("api_key"), api_base, params),
     )
 
 
@@ -107,9 +117,9 @@ def original_body(litellm_params: Any) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _discovered(api_key: str | None, api_base: str | None, optional_params: Any) -> Discovered | None:
+def _discovered(api_key: str | None, api_base: str | None, params: dict[str, Any]) -> Discovered | None:
     """What run-time discovery knows now (``discovery: startup | interval``); never waits for it."""
-    mode, interval = discovery_settings(optional_params)
+    mode, interval = discovery_settings(settings_of(params))
     if mode == "off":
         return None
     endpoint = request_endpoint(api_key, api_base)

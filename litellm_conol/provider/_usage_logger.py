@@ -11,9 +11,9 @@ from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from ..core import HEALTH_CHECK_ACCOUNT
+from ..core import HEALTH_CHECK_ACCOUNT, SETTINGS
 
-ENV_USAGE_LOG = "CONOL_USAGE_LOG"
+ENV_USAGE_LOG = str(SETTINGS["usage_log"].env)
 ERROR_LIMIT = 300
 
 

@@ -504,7 +504,11 @@ def test_polls_thin_out_once_the_settle_window_of_silence_has_passed():
 
 
 def test_poll_schedule_options_keep_the_finish_within_the_settle_window():
-    from litellm_conol.core._budgets import request_timing as _timing
+    from litellm_conol.core._boundary import settings_of
+    from litellm_conol.core._budgets import request_timing
+
+    def _timing(params):
+        return request_timing(settings_of(params))
 
     assert _timing({}).medium_poll_after == 1.2 and _timing({}).medium_poll_interval == 0.5
     quick = _timing({"settle_window": 0.1})

@@ -20,6 +20,7 @@ from litellm_conol.core import (
     discovery_settings,
     load_catalog,
     parse_agent_servers,
+    settings_of,
 )
 
 SECRET = "sk-agent-server-secret-0123456789"
@@ -176,20 +177,20 @@ def test_the_packaged_catalog_says_vision_as_a_flag_or_not_at_all():
     ],
 )
 def test_discovery_options(params, expected):
-    assert discovery_settings(params) == expected
+    assert discovery_settings(settings_of(params)) == expected
 
 
 @pytest.mark.parametrize(
     "params, problem",
     [
-        ({"discovery": "always"}, "discovery must be 'off', 'startup' or 'interval', got 'always'"),
+        ({"discovery": "always"}, "discovery must be one of 'off', 'startup', 'interval', got 'always'"),
         (
             {"discovery": "interval", "discovery_interval": 5},
-            "discovery_interval must be a number of seconds of at least 60",
+            "discovery_interval must be a number of seconds from 60 to 604800, got 5",
         ),
         ({"discovery_interval": True}, "discovery_interval must be a number"),
     ],
 )
 def test_bad_discovery_options_are_a_400(params, problem):
     with pytest.raises(BadRequest, match=problem):
-        discovery_settings(params)
+        discovery_settings(settings_of(params))

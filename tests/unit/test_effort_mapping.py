@@ -149,6 +149,9 @@ def test_ladders_in_an_extra_file_replace_and_are_checked(tmp_path):
         check_ladder("m", [])
 
 
+from litellm_conol.core import settle_params  # noqa: E402
+
+
 def _build(optional_params, original_body=None, model="conol/claude-haiku-4-5"):
     return build_request(
         model=model,
@@ -169,5 +172,6 @@ def test_build_request_clamps_caps_and_refuses_a_cap_from_the_request():
     assert _build({"default_effort": "medium"}).body.agent_effort == "medium"
     body = {"messages": [], "output_config": {"effort": "low"}, "thinking": {"type": "adaptive"}}
     assert _build({"thinking": {"type": "adaptive"}}, body).body.agent_effort == "low"
-    with pytest.raises(BadRequest, match="max_effort is a deployment setting"):
-        _build({"max_effort": "max"}, {"max_effort": "max"})
+    # through the proxy, a cap in the request body is the caller's: refused, the deployment's kept
+    with pytest.raises(BadRequest, match="`max_effort` is set by the proxy operator, not per request"):
+        settle_params({"max_effort": "max"}, {"max_effort": "max"}, {"max_effort": "medium"})

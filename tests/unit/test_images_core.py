@@ -22,6 +22,7 @@ from litellm_conol.core import (
     decode_data_url,
     resolve_images,
 )
+from litellm_conol.core._boundary import settings_of
 from litellm_conol.core._images import image_limits, image_of_part
 from litellm_conol.core._render import render_messages
 
@@ -160,15 +161,22 @@ def test_more_images_than_max_images_is_a_400():
 @pytest.mark.parametrize(
     "params, problem",
     [
-        ({"image_fetch": "any"}, "image_fetch must be 'off' or 'public', got 'any'"),
-        ({"max_image_bytes": 0}, "max_image_bytes must be a whole number of at least 1, got 0"),
-        ({"max_image_bytes": 10**9}, "max_image_bytes must be at most 52428800"),
-        ({"image_fetch_timeout": 0}, "image_fetch_timeout must be a number of seconds from 0 to 120"),
+        ({"image_fetch": "any"}, "image_fetch must be one of 'off', 'public', got 'any'"),
+        ({"max_image_bytes": 0}, "max_image_bytes must be a whole number from 1 to 52428800, got 0"),
+        (
+            {"max_image_bytes": 10**9},
+            "max_image_bytes must be a whole number from 1 to 52428800, got 1000000000",
+        ),
+        ({"max_images": 101}, "max_images must be a whole number from 1 to 100, got 101"),
+        (
+            {"image_fetch_timeout": 0},
+            "image_fetch_timeout must be a number of seconds more than 0 and at most 120, got 0",
+        ),
     ],
 )
 def test_bad_image_options_are_a_400_naming_them(params, problem):
     with pytest.raises(BadRequest, match=problem):
-        image_limits(params)
+        image_limits(settings_of(params))
 
 
 # --- a model without image input -----------------------------------------------------------------

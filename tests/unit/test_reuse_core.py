@@ -22,9 +22,10 @@ from litellm_conol.core import (
     history_digest,
     parse_event,
     render_turn,
-    reuse_options,
+    settings_of,
     split_new_turn,
 )
+from litellm_conol.core._reuse import reuse_options as options_of
 
 words = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc", "Zl", "Zp")), min_size=1, max_size=8
@@ -125,6 +126,10 @@ def test_render_turn_names_the_tool_from_the_history():
         render_turn(history, [{"role": "user", "content": ""}])
 
 
+def reuse_options(params):
+    return options_of(settings_of(params))
+
+
 def test_options():
     assert reuse_options({}) == ReuseOptions()
     assert reuse_options({"session_reuse": False}).mode == "off"  # YAML `off`
@@ -133,9 +138,20 @@ def test_options():
         reuse_options({"redis_host": "r", "redis_port": 7, "redis_password": "pw"}).redis_url
         == "redis://:pw@r:7"
     )
-    with pytest.raises(BadRequest, match="session_reuse must be one of auto, off"):
+    assert (  # a password is URL-encoded, so any character in it is taken as it is
+        reuse_options({"redis_host": "r", "redis_password": "p@ss:w/rd"}).redis_url
+        == "redis://:p%40ss%3Aw%2Frd@r:6379"
+    )
+    # the call's own Redis settings as a group before the environment's
+    env = {"REDIS_URL": "redis://env:1"}
+    assert options_of(settings_of({"redis_host": "dep"}, env)).redis_url == "redis://dep:6379"
+    assert options_of(settings_of({}, env)).redis_url == "redis://env:1"
+    with pytest.raises(BadRequest, match="session_reuse must be one of 'auto', 'off', got 'sometimes'"):
         reuse_options({"session_reuse": "sometimes"})
-    with pytest.raises(BadRequest, match="session_reuse_ttl must be a positive number"):
+    with pytest.raises(
+        BadRequest,
+        match="session_reuse_ttl must be a number of seconds more than 0 and at most 604800, got 0",
+    ):
         reuse_options({"session_reuse_ttl": 0})
 
 
