@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_models(commands)
     _add_doctor(commands)
     _add_record(commands)
+    _add_settings(commands)
     return parser
 
 
@@ -101,6 +102,14 @@ def _add_models(commands: Subcommands) -> None:
     )
     _add_connection_arguments(models)
     models.set_defaults(run=_models)
+
+
+def _add_settings(commands: Subcommands) -> None:
+    settings = commands.add_parser("settings", help="print the settings reference (options, scopes, ranges)")
+    settings.add_argument("--write-docs", metavar="PAGE", help="rewrite this page's generated block instead")
+    settings.set_defaults(
+        run=lambda args: __import__(f"{__package__}.ops").ops.settings_command(args.write_docs)
+    )
 
 
 def _add_doctor(commands: Subcommands) -> None:
@@ -279,28 +288,17 @@ def _record(args: argparse.Namespace) -> int:
 def _models(args: argparse.Namespace) -> int:
     from .core import configured_catalog
 
-    if args.refresh:
-        return _refresh(args)
     models = configured_catalog().models
-    if not args.check:
+    if not (args.check or args.refresh):
         for model in models:
             print(f"conol/{model.id:<24} agentModel={model.agent_model}")
         return 0
     endpoint = _connection(args)
     if endpoint is None:
         return 2
-    from .ops import check_command
+    from .ops import check_command, refresh_command
 
-    return check_command(endpoint, models)
-
-
-def _refresh(args: argparse.Namespace) -> int:
-    endpoint = _connection(args)
-    if endpoint is None:
-        return 2
-    from .ops import refresh_command
-
-    return refresh_command(endpoint, Path(args.out))
+    return refresh_command(endpoint, Path(args.out)) if args.refresh else check_command(endpoint, models)
 
 
 def _fake(args: argparse.Namespace) -> int:

@@ -15,3 +15,6 @@ from ._refresh import Refreshed as Refreshed
 from ._refresh import check_command as check_command
 from ._refresh import refresh_catalog as refresh_catalog
 from ._refresh import refresh_command as refresh_command
+from ._settings_doc import reference_markdown as reference_markdown
+from ._settings_doc import settings_command as settings_command
+from ._settings_doc import write_reference as write_reference
