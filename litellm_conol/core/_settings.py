@@ -71,8 +71,9 @@ class Setting:
         return "a non-empty string"
 
     def coerce(self, value: Any, source: str | None = None) -> Any:
-        """``value`` read as this option (``None`` → the default); a 400 naming ``source``."""
-        if value is None or (isinstance(value, str) and not value.strip()):
+        """``value`` read as this option (``None`` → the default; a blank string is no value, and
+        the environment's blank variables are skipped before this); a 400 naming ``source``."""
+        if value is None:
             return self.default
         reader = _READERS[self.kind]
         result = reader(self, value)

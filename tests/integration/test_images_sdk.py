@@ -245,6 +245,8 @@ def test_the_catalog_refuses_images_for_a_text_only_model_without_discovery(fake
 
 
 def test_a_bad_discovery_option_is_a_400_before_any_request(fake):
-    with pytest.raises(litellm.BadRequestError, match="discovery must be 'off', 'startup' or 'interval'"):
+    with pytest.raises(
+        litellm.BadRequestError, match="discovery must be one of 'off', 'startup', 'interval', got 'yes'"
+    ):
         litellm.completion(model=VISION_MODEL, messages=[image_turn("x")], **kw(fake, discovery="yes"))
     assert fake.requests == []

@@ -36,7 +36,6 @@ NO_ENV: dict[str, str] = {}
         ("image_fetch_ports", "80, 8080", frozenset({80, 8080})),
         ("caller_options", ["max_images"], ("max_images",)),
         ("max_images", None, 20),
-        ("timezone", "  ", "UTC"),  # blank is unset
     ],
 )
 def test_a_string_from_yaml_or_the_environment_reads_as_the_value_it_spells(name, written, read):
@@ -56,6 +55,12 @@ def test_a_string_from_yaml_or_the_environment_reads_as_the_value_it_spells(name
         ),
         ({"settle_window": "nan"}, {}, "settle_window must be a number of seconds from 0 to 120, got 'nan'"),
         ({"strict_model": "maybe"}, {}, "strict_model must be true or false, got 'maybe'"),
+        ({"agent_model": " "}, {}, "agent_model must be a non-empty string, got ' '"),
+        (
+            {"max_images": ""},
+            {"CONOL_TIMEZONE": " "},
+            "max_images must be a whole number from 1 to 100, got ''",
+        ),
         ({"model_pinning": False}, {}, "model_pinning must be one of 'create', 'pin', 'auto', got False"),
         ({"image_fetch_ports": [80, 0]}, {}, "image_fetch_ports must be a list of port numbers"),
         ({}, {"CONOL_IDLE_TIMEOUT": "0"}, "CONOL_IDLE_TIMEOUT must be a number of seconds more than 0 and"),
