@@ -12,6 +12,8 @@ from ._account import Balance as Balance
 from ._account import judge_auth as judge_auth
 from ._account import keys_of as keys_of
 from ._account import read_balance as read_balance
+from ._addresses import canonical_address as canonical_address
+from ._addresses import is_public as is_public
 from ._assembler import REASONING_TYPES as REASONING_TYPES
 from ._assembler import Assembler as Assembler
 from ._assembler import BuiltinToolUse as BuiltinToolUse
