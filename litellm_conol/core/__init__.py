@@ -88,8 +88,10 @@ from ._images import check_image_bytes as check_image_bytes
 from ._images import content_key as content_key
 from ._images import decode_data_url as decode_data_url
 from ._images import fetched_media_type as fetched_media_type
+from ._images import image_type as image_type
 from ._images import resolve_images as resolve_images
 from ._images import resolve_parts as resolve_parts
+from ._images import sniffed_media_type as sniffed_media_type
 from ._options import HEALTH_CHECK_ACCOUNT as HEALTH_CHECK_ACCOUNT
 from ._options import ConolRequest as ConolRequest
 from ._options import build_request as build_request
