@@ -7,6 +7,7 @@ path), which import-linter enforces.
 
 from __future__ import annotations
 
+from ..core import is_public as is_public
 from ._assets import AssetCache as AssetCache
 from ._assets import asset_cache as asset_cache
 from ._assets import upload_asset as upload_asset
@@ -19,7 +20,6 @@ from ._discovery import discovery_cache as discovery_cache
 from ._discovery import fetch_agent_servers as fetch_agent_servers
 from ._driver import SessionRun as SessionRun
 from ._fetch import ImageFetcher as ImageFetcher
-from ._fetch import is_public as is_public
 from ._followup import FollowUpRefused as FollowUpRefused
 from ._followup import FollowUpStart as FollowUpStart
 from ._followup import PinnedStart as PinnedStart

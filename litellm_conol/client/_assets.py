@@ -1,17 +1,18 @@
 """Uploading a request's images (``POST /api/assets``, addendum §2.1), each once per conversation.
 
 A chat client re-sends the whole conversation every turn, earlier images included. Uploads are
-remembered by content hash (and a fetched URL by its URL), per conol account and base URL, so an
-image already uploaded is named again, not sent again. The account is keyed by a hash of its token:
-the token itself is never stored here.
+remembered by content hash (and a fetched URL by its URL, for ``url_cache_ttl`` seconds: what a URL
+serves may change), per conol account and base URL, so an image already uploaded is named again,
+not sent again. The account is keyed by a hash of its token: the token itself is never stored here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -36,19 +37,27 @@ CACHE_SIZE = 4096  # uploads remembered per process (a few hundred bytes each)
 
 @dataclass
 class AssetCache:
-    """Uploaded assets by (conol, account, image key); least recently used dropped first."""
+    """Uploaded assets by (conol, account, image key), each with when it was stored; least recently
+    used dropped first. ``clock`` is for tests."""
 
     size: int = CACHE_SIZE
-    _entries: OrderedDict[tuple[str, str, str], AssetRef] = field(default_factory=OrderedDict)
+    clock: Callable[[], float] = time.monotonic
+    _entries: OrderedDict[tuple[str, str, str], tuple[AssetRef, float]] = field(default_factory=OrderedDict)
 
-    def get(self, endpoint: Endpoint, key: str) -> AssetRef | None:
-        entry = self._entries.get(self._key(endpoint, key))
-        if entry is not None:
-            self._entries.move_to_end(self._key(endpoint, key))
-        return entry
+    def get(self, endpoint: Endpoint, key: str, max_age: float | None = None) -> AssetRef | None:
+        """The asset remembered for ``key``; ``None`` (and forgotten) when older than ``max_age``."""
+        entry_key = self._key(endpoint, key)
+        entry = self._entries.get(entry_key)
+        if entry is None:
+            return None
+        if max_age is not None and self.clock() - entry[1] > max_age:
+            del self._entries[entry_key]
+            return None
+        self._entries.move_to_end(entry_key)
+        return entry[0]
 
     def put(self, endpoint: Endpoint, key: str, asset: AssetRef) -> None:
-        self._entries[self._key(endpoint, key)] = asset
+        self._entries[self._key(endpoint, key)] = (asset, self.clock())
         self._entries.move_to_end(self._key(endpoint, key))
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
@@ -57,7 +66,7 @@ class AssetCache:
         """Drop every entry of this account naming one of ``assets`` (gone from conol)."""
         paths = {asset.path for asset in assets}
         account = self._key(endpoint, "")[:2]
-        for key in [k for k, v in self._entries.items() if k[:2] == account and v.path in paths]:
+        for key in [k for k, v in self._entries.items() if k[:2] == account and v[0].path in paths]:
             del self._entries[key]
 
     def clear(self) -> None:
@@ -120,29 +129,44 @@ async def upload_images(
     cache: AssetCache = asset_cache,
     fetcher: ImageFetcher | None = None,
 ) -> dict[str, AssetRef]:
-    """Each image's asset, by its pending key: from the cache, else fetched (http(s)) and uploaded."""
+    """Each image's asset, by its pending key: from the cache, else uploaded; the http(s) images not
+    remembered (a URL for ``limits.url_cache_ttl`` seconds) are fetched first, together, under the
+    request's one fetch budget (``limits.fetch_timeout``)."""
+    known: dict[str, AssetRef] = {}
+    for key, source in images.items():
+        asset = cache.get(endpoint, key, limits.url_cache_ttl if source.url is not None else None)
+        if asset is not None:
+            known[key] = asset
+    fetched = await _fetched(
+        {key: s for key, s in images.items() if key not in known and s.data is None}, limits, fetcher
+    )
     assets: dict[str, AssetRef] = {}
     for key, source in images.items():
-        asset = cache.get(endpoint, key)
+        asset = known.get(key)
         if asset is None:
-            asset = await _upload(endpoint, client, source, limits, cache, fetcher)
+            data, media_type = fetched.get(key) or (source.data or b"", source.media_type or "")
+            asset = await _upload(endpoint, client, data, media_type, cache)
             cache.put(endpoint, key, asset)
         assets[key] = asset
     return assets
 
 
+async def _fetched(
+    to_fetch: Mapping[str, ImageSource], limits: ImageLimits, fetcher: ImageFetcher | None
+) -> dict[str, tuple[bytes, str]]:
+    """The http(s) images' (bytes, media type) by key, all fetched under one budget."""
+    if not to_fetch:
+        return {}
+    fetcher = fetcher or ImageFetcher(
+        timeout=limits.fetch_timeout, max_bytes=limits.max_bytes, allowed_ports=limits.fetch_ports
+    )
+    images = await fetcher.fetch_all([source.url or "" for source in to_fetch.values()], "image_url")
+    return dict(zip(to_fetch, images, strict=True))
+
+
 async def _upload(
-    endpoint: Endpoint,
-    client: httpx.AsyncClient,
-    source: ImageSource,
-    limits: ImageLimits,
-    cache: AssetCache,
-    fetcher: ImageFetcher | None,
+    endpoint: Endpoint, client: httpx.AsyncClient, data: bytes, media_type: str, cache: AssetCache
 ) -> AssetRef:
-    data, media_type = source.data, source.media_type
-    if data is None or media_type is None:
-        fetcher = fetcher or ImageFetcher(timeout=limits.fetch_timeout, max_bytes=limits.max_bytes)
-        data, media_type = await fetcher.fetch(source.url or "", "image_url")
     by_content = content_key(data)
     asset = cache.get(endpoint, by_content)
     if asset is None:

@@ -12,6 +12,8 @@ from ._account import Balance as Balance
 from ._account import judge_auth as judge_auth
 from ._account import keys_of as keys_of
 from ._account import read_balance as read_balance
+from ._addresses import canonical_address as canonical_address
+from ._addresses import is_public as is_public
 from ._assembler import REASONING_TYPES as REASONING_TYPES
 from ._assembler import Assembler as Assembler
 from ._assembler import BuiltinToolUse as BuiltinToolUse
@@ -90,8 +92,10 @@ from ._images import check_image_bytes as check_image_bytes
 from ._images import content_key as content_key
 from ._images import decode_data_url as decode_data_url
 from ._images import fetched_media_type as fetched_media_type
+from ._images import image_type as image_type
 from ._images import resolve_images as resolve_images
 from ._images import resolve_parts as resolve_parts
+from ._images import sniffed_media_type as sniffed_media_type
 from ._options import ENV_BASE as ENV_BASE
 from ._options import ENV_TOKEN as ENV_TOKEN
 from ._options import HEALTH_CHECK_ACCOUNT as HEALTH_CHECK_ACCOUNT

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from ._catalog import CatalogModel
-from ._errors import BadRequest
+from ._errors import BadRequest, ImageTypeUnsupported
 from ._settings import Settings
 from ._wire import CreateSessionBody, ImagePart, MessagePart
 
@@ -35,17 +35,25 @@ MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_IMAGES = 20
 DEFAULT_FETCH_TIMEOUT = 10.0
+DEFAULT_FETCH_PORTS = frozenset({80, 443})
+DEFAULT_URL_CACHE_TTL = 3600.0
+DATA_URL_HEADER_LIMIT = 1024  # "image/png;base64" and a few parameters: the comma comes early
+_WHITESPACE = " \t\n\r\x0b\x0c"
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 @dataclass(frozen=True)
 class ImageLimits:
     """Per deployment: ``image_fetch`` (off | public), ``max_image_bytes``, ``max_images``,
-    ``image_fetch_timeout`` (seconds)."""
+    ``image_fetch_timeout`` (seconds, for all of one request's fetches together), the ports a fetch
+    may connect to, and how long a fetched URL's asset is remembered (seconds)."""
 
     fetch: ImageFetch = "off"
     max_bytes: int = DEFAULT_MAX_IMAGE_BYTES
     max_images: int = DEFAULT_MAX_IMAGES
     fetch_timeout: float = DEFAULT_FETCH_TIMEOUT
+    fetch_ports: frozenset[int] = DEFAULT_FETCH_PORTS
+    url_cache_ttl: float = DEFAULT_URL_CACHE_TTL
 
 
 @dataclass(frozen=True)
@@ -77,12 +85,14 @@ def content_key(data: bytes) -> str:
 
 def image_limits(settings: Settings) -> ImageLimits:
     """The call's image options (``image_fetch``, ``max_image_bytes``, ``max_images``,
-    ``image_fetch_timeout``), as the settings model read them."""
+    ``image_fetch_timeout``, ``image_fetch_ports``, ``image_url_cache_ttl``), as the settings read them."""
     return ImageLimits(
         fetch="public" if settings["image_fetch"] == "public" else "off",
         max_bytes=settings["max_image_bytes"],
         max_images=settings["max_images"],
         fetch_timeout=settings["image_fetch_timeout"],
+        fetch_ports=settings["image_fetch_ports"],
+        url_cache_ttl=settings["image_url_cache_ttl"],
     )
 
 
@@ -94,9 +104,10 @@ def image_of_part(part: Mapping[str, Any], where: str, limits: ImageLimits) -> I
         return _anthropic_block(part.get("source"), where, limits)
     image = part.get("image_url")
     url = image.get("url") if isinstance(image, Mapping) else image
-    if not isinstance(url, str) or not url.strip():
+    # no strip(): a data: URL can be tens of MiB, and a stripped copy would hold it twice
+    if not isinstance(url, str) or not url or url.isspace():
         raise BadRequest(f"{where} has an {kind} part without a URL")
-    return image_of_url(url.strip(), where, limits)
+    return image_of_url(url, where, limits)
 
 
 def _anthropic_block(source: Any, where: str, limits: ImageLimits) -> ImageSource:
@@ -107,16 +118,18 @@ def _anthropic_block(source: Any, where: str, limits: ImageLimits) -> ImageSourc
     if source.get("type") != "base64" or not isinstance(source.get("data"), str):
         raise BadRequest(f"{where} has an image block whose source is not base64 data or a url")
     media_type = _media_type(str(source.get("media_type") or ""), where)
-    return _decoded(_base64(source["data"], where), media_type, where, limits)
+    return _decoded(_base64(source["data"], 0, where, limits.max_bytes), media_type, where, limits)
 
 
 def image_of_url(url: str, where: str, limits: ImageLimits) -> ImageSource:
     """A ``data:`` URL is decoded here; an ``http(s)`` URL is kept for the client to fetch, only
     when the deployment allows it; any other scheme is refused."""
-    scheme = url.partition(":")[0].lower()
+    start = _leading_space(url)
+    scheme = url[start : start + 16].partition(":")[0].lower()  # a slice: the URL may be huge
     if scheme == "data":
-        media_type, data = decode_data_url(url, where)
+        media_type, data = _data_url(url, start, where, limits.max_bytes)
         return _decoded(data, media_type, where, limits)
+    url = url.strip()
     if scheme not in ("http", "https") or not urlsplit(url).hostname:
         raise BadRequest(f"{where} has an image URL that is neither a data: URL nor an http(s) URL")
     if limits.fetch == "off":
@@ -128,23 +141,63 @@ def image_of_url(url: str, where: str, limits: ImageLimits) -> ImageSource:
     return ImageSource(key="url:" + hashlib.sha256(url.encode()).hexdigest(), url=url)
 
 
-def decode_data_url(url: str, where: str = "image") -> tuple[str, bytes]:
-    """``data:image/png;base64,…`` → (media type, bytes); 400 naming what is wrong."""
-    header, comma, payload = url[5:].partition(",")
-    if not comma:
+def decode_data_url(url: str, where: str = "image", max_bytes: int | None = None) -> tuple[str, bytes]:
+    """``data:image/png;base64,…`` → (media type, bytes); 400 naming what is wrong. With
+    ``max_bytes``, a payload that must decode to more is refused before it is decoded."""
+    return _data_url(url, _leading_space(url), where, max_bytes)
+
+
+def _leading_space(text: str) -> int:
+    match = _LEADING_SPACE.match(text)
+    return match.end() if match else 0
+
+
+def _data_url(url: str, start: int, where: str, max_bytes: int | None) -> tuple[str, bytes]:
+    """The data: URL starting at ``url[start]``; the payload is measured in place (offsets into
+    ``url``, no copy) and refused when too large, before it is sliced or decoded."""
+    comma = url.find(",", start + 5, start + 5 + DATA_URL_HEADER_LIMIT)
+    if comma < 0:
         raise BadRequest(f"{where} has a data: URL without a comma before its data")
-    kinds = [item.strip().lower() for item in header.split(";")]
+    kinds = [item.strip().lower() for item in url[start + 5 : comma].split(";")]
     media_type = _media_type(kinds[0], where)
     if "base64" in kinds[1:]:
-        return media_type, _base64(payload, where)
-    return media_type, unquote_to_bytes(payload)
+        return media_type, _base64(url, comma + 1, where, max_bytes)
+    if max_bytes is not None:
+        n = len(url) - comma - 1
+        # each byte is one character or a three-character %XX, and each "%" saves at most two
+        at_least = max(-(-n // 3), n - 2 * url.count("%", comma + 1))
+        _refuse_over(at_least, max_bytes, where)
+    return media_type, unquote_to_bytes(url[comma + 1 :].strip())
 
 
-def _base64(payload: str, where: str) -> bytes:
+def _base64(text: str, start: int, where: str, max_bytes: int | None) -> bytes:
+    """The base64 in ``text[start:]`` decoded; one that must decode to more than ``max_bytes`` is
+    refused first: decoding an oversized payload would hold it (and its copies) in memory."""
+    spaces = sum(text.count(c, start) for c in _WHITESPACE)
+    if max_bytes is not None:
+        _refuse_over(_base64_size(text, start, spaces), max_bytes, where)
+    payload = text[start:] if start else text
     try:
-        return base64.b64decode("".join(payload.split()), validate=True)
+        return base64.b64decode("".join(payload.split()) if spaces else payload, validate=True)
     except (binascii.Error, ValueError):
         raise BadRequest(f"{where} has image data that is not valid base64") from None
+
+
+def _base64_size(text: str, start: int, spaces: int) -> int:
+    """What valid base64 in ``text[start:]`` decodes to, in bytes, counted without decoding."""
+    # the padding is at the end, perhaps followed by a line break: the last few characters say
+    padding, index, stop = 0, len(text) - 1, max(start, len(text) - 64) - 1
+    while index > stop and padding < 2 and (text[index] == "=" or text[index] in _WHITESPACE):
+        padding += text[index] == "="
+        index -= 1
+    return (len(text) - start - spaces) * 3 // 4 - padding
+
+
+def _refuse_over(size: int, max_bytes: int, where: str) -> None:
+    if size > max_bytes:
+        raise BadRequest(
+            f"{where} has an image of {size:,} bytes, over this deployment's max_image_bytes ({max_bytes:,})"
+        )
 
 
 def _media_type(value: str, where: str) -> str:
@@ -160,17 +213,44 @@ def _media_type(value: str, where: str) -> str:
 
 def _decoded(data: bytes, media_type: str, where: str, limits: ImageLimits) -> ImageSource:
     check_image_bytes(data, limits.max_bytes, where)
+    media_type = image_type(data, media_type, where)
     return ImageSource(key=content_key(data), media_type=media_type, data=data)
 
 
 def check_image_bytes(data: bytes, max_bytes: int, where: str) -> None:
     if not data:
         raise BadRequest(f"{where} has an empty image")
-    if len(data) > max_bytes:
-        raise BadRequest(
-            f"{where} has an image of {len(data):,} bytes, over this deployment's max_image_bytes "
-            f"({max_bytes:,})"
+    _refuse_over(len(data), max_bytes, where)
+
+
+def sniffed_media_type(data: bytes) -> str | None:
+    """The accepted image type ``data`` starts with (its signature), or ``None``."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def image_type(data: bytes, declared: str, where: str) -> str:
+    """The type to upload ``data`` as: what its signature says, whatever was declared (a declared
+    type is the caller's word; the bytes are what the model reads). Bytes of no accepted type are a
+    400."""
+    sniffed = sniffed_media_type(data)
+    if sniffed is None:
+        raise ImageTypeUnsupported(
+            f"{where} has an image (declared {declared}) whose bytes are not {_accepted()}",
+            status_code=400,
         )
+    return sniffed
+
+
+def _accepted() -> str:
+    return ", ".join(sorted(MEDIA_TYPES))
 
 
 def fetched_media_type(content_type: str | None, where: str) -> str:

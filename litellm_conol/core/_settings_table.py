@@ -12,7 +12,13 @@ from __future__ import annotations
 from ._discovery import DEFAULT_DISCOVERY_INTERVAL, MIN_DISCOVERY_INTERVAL
 from ._end_policy import Timing
 from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS
-from ._images import DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_IMAGES
+from ._images import (
+    DEFAULT_FETCH_PORTS,
+    DEFAULT_FETCH_TIMEOUT,
+    DEFAULT_MAX_IMAGE_BYTES,
+    DEFAULT_MAX_IMAGES,
+    DEFAULT_URL_CACHE_TTL,
+)
 from ._reuse import DEFAULT_BACKOFF, DEFAULT_CAP, DEFAULT_TTL
 from ._settings import Setting
 
@@ -111,10 +117,10 @@ _IMAGES = (
     Setting("image_fetch_timeout", "seconds", DEFAULT_FETCH_TIMEOUT, "operator",
             "the time budget for fetching one request's image URLs",
             low=0, high=120, low_open=True, section="images"),
-    Setting("image_fetch_ports", "ports", frozenset({80, 443}), "operator",
+    Setting("image_fetch_ports", "ports", DEFAULT_FETCH_PORTS, "operator",
             "the ports an image URL may name",
             section="images"),
-    Setting("image_url_cache_ttl", "seconds", 3600.0, "operator",
+    Setting("image_url_cache_ttl", "seconds", DEFAULT_URL_CACHE_TTL, "operator",
             "how long an uploaded image URL's asset is reused before the URL is fetched again",
             low=0, high=DAY, low_open=True, section="images"),
     Setting("max_image_bytes", "whole", DEFAULT_MAX_IMAGE_BYTES, "narrow",

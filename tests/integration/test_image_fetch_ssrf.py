@@ -3,11 +3,14 @@ and the SSRF cases it refuses before any connection (the request never leaves th
 
 Loopback stands in for both sides: 127.0.0.2 plays a public image host (the test's ``allowed`` policy
 admits it, and a test resolver gives it names), 127.0.0.1 the internal service an attacker wants read.
+The servers' ports are allowed here (``allowed_ports``), so the address check is what refuses. The
+caller sees one generic refusal; the reason is in the ``litellm_conol.images`` log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import httpx
 import pytest
@@ -20,6 +23,11 @@ pytestmark = pytest.mark.timeout(30)
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"pixels" * 10
 PUBLIC = "127.0.0.2"
+REFUSED = "image URL refused: not a public http(s) image"
+
+
+def reasons(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "litellm_conol.images"]
 
 
 class Recorder:
@@ -53,7 +61,7 @@ async def _serve(host: str, routes: dict, recorder: Recorder, never: asyncio.Eve
 
 @pytest.fixture
 async def servers():
-    """(public port, its recorder, internal port, its recorder)"""
+    """(public port, its recorder, internal port, its recorder); ``fetcher()`` allows both ports"""
     internal = Recorder()
     release = asyncio.Event()
     runner_in, port_in = await _serve(
@@ -72,6 +80,7 @@ async def servers():
         "/loop": "redirect:/loop",
     }
     runner_pub, port_pub = await _serve(PUBLIC, routes, public, release)
+    PORTS[:] = [port_pub, port_in]
     try:
         yield port_pub, public, port_in, internal
     finally:
@@ -80,6 +89,7 @@ async def servers():
         await runner_in.cleanup()
 
 
+PORTS: list[int] = []  # the servers' ports, set by the fixture
 NAMES = {"img.test": [PUBLIC], "mixed.test": [PUBLIC, "10.0.0.7"], "meta.test": ["169.254.169.254"]}
 
 
@@ -96,6 +106,7 @@ def fetcher(**kw) -> ImageFetcher:
         "max_bytes": 4096,
         "resolve": resolve,
         "allowed": lambda a: a == PUBLIC or is_public(a),
+        "allowed_ports": frozenset({80, 443, *PORTS}),
     }
     return ImageFetcher(**{**options, **kw})
 
@@ -145,32 +156,43 @@ async def test_a_redirect_to_a_public_address_is_followed(servers):
         "http://mixed.test/x.png",
     ],
 )
-async def test_private_loopback_and_link_local_targets_are_refused_before_any_connection(servers, url):
+async def test_private_loopback_and_link_local_targets_are_refused_before_any_connection(
+    servers, url, caplog
+):
     _, _, internal_port, internal = servers
     transport = NoConnection()
-    with pytest.raises(BadRequest) as caught:
+    with pytest.raises(BadRequest) as caught, caplog.at_level(logging.WARNING, "litellm_conol.images"):
         await fetcher(transport=transport).fetch(url.format(internal=internal_port), "messages[0].content")
-    assert "resolves to a private, loopback or link-local address" in caught.value.message
-    assert "image_fetch: public fetches from public addresses only" in caught.value.message
+    assert (caught.value.message, caught.value.status_code) == (f"messages[0].content: {REFUSED}", 400)
     assert transport.calls == 0 and internal.hits == []
+    (reason,) = reasons(caplog)
+    assert reason.startswith("image URL refused (messages[0].content): host ")
+    assert reason.endswith(", not a public address") or reason.endswith("does not resolve")
 
 
 @pytest.mark.parametrize("path, target", [("/to-internal", "127.0.0.1"), ("/to-metadata", "169.254.169.254")])
-async def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers, path, target):
+async def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers, path, target, caplog):
     port, public, _, internal = servers
-    with pytest.raises(
-        BadRequest, match=f"resolves to a private, loopback or link-local address \\({target}\\)"
-    ):
+    with pytest.raises(BadRequest) as caught, caplog.at_level(logging.WARNING, "litellm_conol.images"):
         await fetcher().fetch(f"http://img.test:{port}{path}")
+    assert caught.value.message == f"image: {REFUSED}"
+    assert reasons(caplog) == [
+        f"image URL refused (image): host {target!r} resolves to {target}, not a public address"
+    ]
     assert [p for p, _ in public.hits] == [path] and internal.hits == []
 
 
-async def test_a_redirect_to_another_scheme_and_redirect_loops_are_refused(servers):
+async def test_a_redirect_to_another_scheme_and_redirect_loops_are_refused(servers, caplog):
     port, _, _, _ = servers
-    with pytest.raises(BadRequest, match="is not an http\\(s\\) URL"):
-        await fetcher().fetch(f"http://img.test:{port}/to-file")
-    with pytest.raises(BadRequest, match="redirected more than 3 times"):
-        await fetcher().fetch(f"http://img.test:{port}/loop")
+    with caplog.at_level(logging.WARNING, "litellm_conol.images"):
+        for path in ("/to-file", "/loop"):
+            with pytest.raises(BadRequest) as caught:
+                await fetcher().fetch(f"http://img.test:{port}{path}")
+            assert caught.value.message == f"image: {REFUSED}"
+    assert reasons(caplog) == [
+        "image URL refused (image): host '' has scheme 'file', not http(s)",
+        f"image URL refused (image): host 'img.test:{port}' redirected more than 3 times",
+    ]
 
 
 async def test_only_images_within_the_size_cap_and_the_timeout(servers):
@@ -185,9 +207,11 @@ async def test_only_images_within_the_size_cap_and_the_timeout(servers):
         await fetcher().fetch(f"http://img.test:{port}/missing.png")
 
 
-async def test_a_name_that_does_not_resolve_is_a_400():
-    with pytest.raises(BadRequest, match="host 'no-such-host.invalid' does not resolve"):
+async def test_a_name_that_does_not_resolve_is_refused_like_any_other(caplog):
+    with pytest.raises(BadRequest) as caught, caplog.at_level(logging.WARNING, "litellm_conol.images"):
         await fetcher(transport=NoConnection()).fetch("http://no-such-host.invalid/x.png")
+    assert caught.value.message == f"image: {REFUSED}"
+    assert reasons(caplog) == ["image URL refused (image): host 'no-such-host.invalid' does not resolve"]
 
 
 @pytest.mark.parametrize(

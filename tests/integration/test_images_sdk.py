@@ -116,10 +116,10 @@ def test_an_internal_url_is_refused_with_fetching_on_and_nothing_leaves(fake):
     url = f"{fake.base_url}/api/auth/get-session"
     messages = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]
     with pytest.raises(
-        litellm.BadRequestError,
-        match=r"resolves to a private, loopback or link-local address \(127\.0\.0\.1\)",
-    ):
+        litellm.BadRequestError, match=r"image_url: image URL refused: not a public http\(s\) image"
+    ) as caught:
         litellm.completion(model=VISION_MODEL, messages=messages, **kw(fake, image_fetch="public"))
+    assert "127.0.0.1" not in str(caught.value)  # the caller learns nothing of the address
     assert fake.requests == []
 
 

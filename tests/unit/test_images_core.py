@@ -152,7 +152,7 @@ def test_an_image_over_max_image_bytes_is_a_400():
 
 
 def test_more_images_than_max_images_is_a_400():
-    other = "data:image/png;base64," + base64.b64encode(b"other").decode()
+    other = "data:image/png;base64," + base64.b64encode(PNG + b"other").decode()
     parts = [{"type": "image_url", "image_url": {"url": u}} for u in (DATA_URL, other)]
     with pytest.raises(BadRequest, match=r"has 2 images, over this deployment's max_images \(1\)"):
         request(user(*parts), max_images=1)
