@@ -58,7 +58,9 @@ def fault_proxy(tmp_path_factory):
     """A proxy with no retries and no cooldowns, so each request meets its fault exactly once."""
     with FakeConol() as server:
         model_list = [
-            deployment("conol-fault"),  # credentials from the environment, as in the shipped config
+            # credentials from the environment, as in the shipped config; the rows' stall budgets are
+            # per request, which the operator allows here (docs/configuration.md#who-sets-what)
+            deployment("conol-fault", caller_options=["first_event_timeout", "idle_timeout"]),
             deployment("conol-refused", api_base=f"http://127.0.0.1:{closed_port()}", api_key="unused"),
         ]
         config = proxy_config(model_list, router_settings={"num_retries": 0, "disable_cooldowns": True})
