@@ -118,7 +118,9 @@ def test_output_config_effort_is_read_from_the_original_request(claude, fake, mo
 def test_a_deployments_max_effort_caps_and_a_request_cannot_lift_it(claude, fake):
     claude_code(claude, "capped", "Hi [[fake:done]]")
     assert fake.last_session.effort == "medium"
-    with pytest.raises(anthropic.BadRequestError, match="`max_effort` is set by the proxy operator, not per request"):
+    with pytest.raises(
+        anthropic.BadRequestError, match="`max_effort` is set by the proxy operator, not per request"
+    ):
         claude_code(claude, "capped", "Hi [[fake:done]]", extra_body={"max_effort": "max"})
     assert len(fake.sessions) == 1
 
