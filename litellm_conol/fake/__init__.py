@@ -1,4 +1,4 @@
-"""A faithful local conol.ai (``/work/shared/spec/conol-protocol.md``), awkward parts included.
+"""A faithful local conol.ai (the protocol as docs/upstream-variants.md describes it), awkward parts included.
 
 Run it::
 
