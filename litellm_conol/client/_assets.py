@@ -1,4 +1,4 @@
-"""Uploading a request's images (``POST /api/assets``, addendum §2.1), each once per conversation.
+"""Uploading a request's images (``POST /api/assets``, docs/protocol.md#assets), each once per conversation.
 
 A chat client re-sends the whole conversation every turn, earlier images included. Uploads are
 remembered by content hash (and a fetched URL by its URL, for ``url_cache_ttl`` seconds: what a URL

@@ -167,7 +167,7 @@ class SessionRun:
 
     def _check_something_was_read(self, session_id: str) -> None:
         """An empty answer because conol's events changed shape is an error that says so, not an
-        empty success (one odd event among readable ones is skipped, spec §2.3)."""
+        empty success (one odd event among readable ones is skipped, docs/protocol.md#stream)."""
         answer = self.assembler
         if self.stats.unreadable and not (answer.final_text or answer.final_reasoning or answer.tool_calls):
             raise UpstreamError(
@@ -197,7 +197,7 @@ class SessionRun:
             event = parse_event(item.data)
             if event is None:
                 self._note_unreadable(item.data)
-                return []  # junk line, heartbeat or unknown type: not fatal (spec §2.3)
+                return []  # junk line, heartbeat or unknown type: not fatal (docs/protocol.md#stream)
             self.stats.events += 1
             event = self._this_turn(event)
             if event is None:
@@ -298,7 +298,7 @@ class SessionRun:
             inbox.put_nowait(_Status(await self.transport.get_status(session_id)))
         except ConolError as exc:
             inbox.put_nowait(_Status(None, exc))
-        except Exception:  # a poll that failed is not terminal (spec §2.5): the next one retries
+        except Exception:  # a failed poll is not terminal (docs/protocol.md#end-of-answer): the next retries
             inbox.put_nowait(_Status(None))
 
     @staticmethod

@@ -1,5 +1,5 @@
 """Opening a turn other than by one create: a follow-up on a bound session, or an empty create whose
-model is pinned with ``/model`` before the turn is posted (addendum §2.2, §2.3).
+model is pinned with ``/model`` before the turn is posted (docs/protocol.md#follow-up-turns, #model-pinning).
 
 Either one is a :class:`SessionStart` the driver calls instead of its create. A follow-up conol
 refuses (any answer but 2xx, 401/403 aside) raises :class:`FollowUpRefused`, which the provider

@@ -36,8 +36,8 @@ from ._http_errors import error_for_response, error_for_transport
 from ._pool import poll_slots
 
 # The event stream's content types we read: SSE, and the line-per-event framings other clients parse
-# (NDJSON, ``message\t`` lines; addendum §2.5), which a server would label as one of the others. An HTML
-# page (a login or checkpoint page) is none of them.
+# (NDJSON, ``message\t`` lines; docs/protocol.md#stream), which a server would label as one of the others. An
+# HTML page (a login or checkpoint page) is none of them.
 STREAM_CONTENT_TYPES = frozenset(
     {"text/event-stream", "application/x-ndjson", "application/jsonl", "application/json", "text/plain"}
 )
@@ -114,7 +114,8 @@ class Transport:
         return _parse_created(response)
 
     async def post_turn(self, session_id: str, body: TurnBody) -> None:
-        """A turn on an existing session (addendum §2.2): any 2xx is accepted, its body ignored."""
+        """A turn on an existing session (docs/protocol.md#follow-up-turns): any 2xx is accepted, its body
+        ignored."""
         doing = "sending the turn to the session"
         headers = self.endpoint.headers() | {"Content-Type": "application/json"}
         path = f"/api/sessions/{session_id}/messages"
@@ -123,7 +124,8 @@ class Transport:
             raise self._error(response, doing)
 
     async def set_model(self, session_id: str, body: dict[str, Any]) -> bool:
-        """``POST /api/sessions/{id}/model`` (addendum §2.3): whether conol answered ``{"ok": true}``."""
+        """``POST /api/sessions/{id}/model``: whether conol answered ``{"ok": true}``
+        (docs/protocol.md#model-pinning)."""
         doing = "pinning the session's model"
         headers = self.endpoint.headers() | {"Content-Type": "application/json"}
         content = json.dumps(body).encode()
@@ -206,7 +208,7 @@ class Transport:
         """The opened and checked event stream: its body's chunks as read, and its socket."""
         headers = self.endpoint.headers() | {
             "Accept": "text/event-stream",
-            # With gzip the real service buffers the stream into large bursts (spec §2.3).
+            # With gzip the real service buffers the stream into large bursts (docs/protocol.md#stream).
             "Accept-Encoding": "identity",
             "Cache-Control": "no-cache",
         }

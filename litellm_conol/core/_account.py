@@ -1,7 +1,7 @@
 """The account's answers, judged: is the token alive (``GET /api/auth/get-session``), and what is
 left of the balance (``GET /api/billing/balance``). Pure functions of the status and the body.
 
-The sources disagree on how a dead token looks (addendum §2.9, §3.4), so both count as dead: 401
+The sources disagree on how a dead token looks (docs/protocol.md#authentication), so both count as dead: 401
 (or 403), and 200 without a ``user``. A 200 whose body is not JSON is a checkpoint or proxy page in
 front of conol: transient, never "dead" (a user would throw away a good token), as are 429 and 5xx.
 """
@@ -81,7 +81,8 @@ class Balance:
 
     @property
     def plan(self) -> str | None:
-        """OR2's reading: a subscription when ``subscriptionAmount`` (the allotment) is above 0."""
+        """A subscription when ``subscriptionAmount`` (the allotment) is above 0
+        (docs/protocol.md#balance)."""
         if self.subscription_amount is None:
             return None
         return "Subscription" if self.subscription_amount > 0 else "Free"

@@ -210,7 +210,8 @@ class Assembler:
             self.context_usage = usage if self.context_usage is None else self.context_usage.merged(usage)
 
     def _feed_final(self, event: AssistantEvent) -> list[Piece]:
-        """The final text [OR2]: it completes (or replaces) the answer, as a committed message does."""
+        """The final text (docs/protocol.md#stream): it completes (or replaces) the answer, as a committed
+        message does."""
         if self.cut is not None:
             return []
         text = event_text(event.content if event.content is not None else event.message or event.text)
@@ -219,7 +220,7 @@ class Assembler:
         return self._take_deltas()
 
     def _feed_stream(self, event: StreamEvent) -> list[Piece]:
-        """A delta to append [OR2]: kept as one more cumulative entry of its channel."""
+        """A delta to append (docs/protocol.md#stream): kept as one more cumulative entry of its channel."""
         if self.cut is not None:
             return []
         delta = next((v for v in (event.delta, event.content, event.text) if v is not None), None)
@@ -284,7 +285,8 @@ class Assembler:
         ranks: dict[str | None, int] = {}
         for entry in stage.preview:
             if entry.type == ERROR_PREVIEW:
-                # e.g. "credit balance is too low" [C2A]: a failure shown as a message, not an answer
+                # e.g. "credit balance is too low": a failure shown as a message, not an answer
+                # (docs/protocol.md#stream)
                 raise failure_error(_parts_text(entry.content) or "an error preview without text", "preview")
             if entry.role not in (None, "assistant"):
                 continue

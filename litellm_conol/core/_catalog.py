@@ -75,7 +75,8 @@ class Catalog:
         return Catalog(models=kept + tuple(replacing.values()), effort_ladders=ladders)
 
     def ladder(self, model_id: str) -> tuple[Effort, ...]:
-        """The efforts conol runs ``model_id`` at; the sheet's four for a model with no ladder."""
+        """The efforts conol runs ``model_id`` at; ``low…max`` for a model with no ladder
+        (docs/protocol.md#effort-words)."""
         return self.effort_ladders.get(model_id, DEFAULT_LADDER)
 
     def resolve(self, model: str) -> CatalogModel:

@@ -1,9 +1,10 @@
 """The session token, from what a user pastes: the raw cookie value, its percent-encoded form, or a
-whole ``Cookie:`` header copied from the browser (addendum §2.9). Pure; never echoes the value.
+whole ``Cookie:`` header copied from the browser (docs/protocol.md#authentication).
+Pure; never echoes the value.
 
 - A raw value (``<token>.<signature>``) is used as it is.
 - A percent-encoded value (``abc.d%2Be%3D``, as browsers' cookie panels show it) is decoded: conol
-  accepts both forms (CP, tested 2026-10-03), and one canonical form is what the error masking and
+  accepts both forms, and one canonical form is what the error masking and
   the fake compare.
 - A ``Cookie`` header (with or without the ``Cookie:`` prefix) gives its
   ``__Secure-better-auth.session_token`` value, else the value of a

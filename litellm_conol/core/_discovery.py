@@ -1,4 +1,4 @@
-"""``GET /api/agent-servers`` (addendum §2.4) read tolerantly: the account's models, which take
+"""``GET /api/agent-servers`` (docs/protocol.md#discovery) read tolerantly: the account's models, which take
 images (``inputModalities``) and their effort ladders; and the catalog file written from it.
 
 Shapes read: a list of servers, or one under ``agentServers`` / ``servers`` / ``data``; each server's

@@ -12,9 +12,9 @@ Inputs, strongest first (``effort_inputs`` gathers them from the call and the or
    (the lowest step);
 5. nothing: the deployment's ``default_effort``, else ``low`` (the spec's default).
 
-Both vocabularies sit on one scale (``RANKS``): the sheet's low…max and OR2's minimal…xhigh meet
+Both vocabularies sit on one scale (``RANKS``): ``low…max`` and ``minimal…xhigh`` meet
 at low/medium/high, ``minimal`` (and ``none``) is below ``low``, and ``xhigh`` and ``max`` are the
-same top step (the spec maps xhigh → max; OR2's ladders top out at xhigh where the sheet says max).
+same top step (docs/protocol.md#effort-words: one vocabulary's top is the other's).
 The deployment's ``max_effort`` caps the rank; the result is then clamped onto the model's ladder
 (``effort_ladders`` in ``models.json``): the highest step at or below the rank, else the lowest step.
 """
@@ -38,7 +38,8 @@ RANKS: dict[str, int] = {
     "max": 5,
 }
 WIRE_EFFORTS: frozenset[str] = frozenset(get_args(Effort))
-# The sheet's vocabulary (spec §2.1): what conol takes for a model models.json gives no ladder for.
+# The low…max vocabulary: what conol takes for a model models.json gives no ladder for
+# (docs/protocol.md#effort-words).
 DEFAULT_LADDER: tuple[Effort, ...] = ("low", "medium", "high", "max")
 DEFAULT_EFFORT = "low"  # nothing asked, no default_effort: the spec's default
 ADAPTIVE_EFFORT = "high"  # adaptive thinking with no effort given: Anthropic's own default effort
@@ -83,13 +84,14 @@ def choose_effort(
 
 
 def clamp(rank: int, ladder: Sequence[Effort]) -> Effort:
-    """The highest step of ``ladder`` at or below ``rank``; the lowest step when none is (as OR2 does)."""
+    """The highest step of ``ladder`` at or below ``rank``; the lowest step when none is
+    (docs/protocol.md#effort-words)."""
     at_or_below = [step for step in ladder if RANKS[step] <= rank]
     return at_or_below[-1] if at_or_below else ladder[0]
 
 
 def map_effort(reasoning_effort: Any = None, reasoning: Any = None, thinking: Any = None) -> Effort:
-    """The effort for these OpenAI/Anthropic params on the sheet's ladder (no deployment settings)."""
+    """The effort for these OpenAI/Anthropic params on the ``low…max`` ladder (no deployment settings)."""
     inputs = {"reasoning_effort": reasoning_effort, "reasoning": reasoning, "thinking": thinking}
     return choose_effort(inputs).effort
 

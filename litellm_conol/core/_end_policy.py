@@ -1,4 +1,4 @@
-"""When is the answer finished? (spec §2.5) Pure: the caller passes the time in.
+"""When is the answer finished? (docs/protocol.md#end-of-answer) Pure: the caller passes the time in.
 
 conol's stream usually stays open after the agent finishes, and its status may turn terminal
 shortly *before* the last snapshot. So the signals are combined, strongest first:

@@ -116,7 +116,7 @@ class AgentFailedPermanently(AgentFailed):
 
 
 class OutOfCredits(AgentFailed):
-    """conol said the account's credit balance is too low (addendum §2.5).
+    """conol said the account's credit balance is too low (docs/protocol.md#stream).
 
     402, LiteLLM's ``PaymentRequiredError`` (a ``BadRequestError`` keeping 402): never retried (as
     400), but unlike a 400 from a provider it still runs the Router's fallbacks (another deployment

@@ -1,4 +1,4 @@
-"""Reading the event fields other clients saw (addendum §2.5): ``contextUsage``, the text of
+"""Reading the event fields other clients saw (docs/protocol.md#stream): ``contextUsage``, the text of
 ``assistant`` and ``stream_event`` events, ``windowReset``, and what usage a turn reports.
 
 Each is one source's reading, never checked live, so everything here is tolerant: a value of an
@@ -66,7 +66,7 @@ def event_text(value: Any) -> str:
     """The text of an ``assistant`` / ``stream_event`` field: a string, a list of parts (joined), or a
     part (``text``, ``content``, ``output`` or ``result``); image parts and other values are no text.
 
-    Unlike OR2's reader it never strips whitespace: a delta's leading space is part of the answer."""
+    It never strips whitespace: a delta's leading space is part of the answer."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):

@@ -21,8 +21,8 @@ from ._errors import AgentFailed, AgentFailedPermanently, OutOfCredits
 FailureKind = Literal["out_of_credits", "deterministic", "transient", "unexplained"]
 FailureSource = Literal["event", "preview", "status"]
 
-# Lower-case fragments, checked in this order. Sources: the credit text is conol's own (C2A main.go,
-# addendum §2.5); the others are what model APIs say for requests that cannot succeed as sent, or
+# Lower-case fragments, checked in this order. Sources: the credit text is conol's own
+# (docs/protocol.md#stream); the others are what model APIs say for requests that cannot succeed as sent, or
 # for a moment's trouble, and what an agent passes on from them.
 OUT_OF_CREDITS_TEXT = (
     "credit balance is too low",

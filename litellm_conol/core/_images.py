@@ -1,4 +1,4 @@
-"""Images in a request → what conol receives (addendum §2.1): pure parts, decoding and limits.
+"""Images in a request → what conol receives (docs/protocol.md#assets): pure parts, decoding and limits.
 
 conol sees an image only as an uploaded asset (``POST /api/assets``, then a part
 ``{"type": "image", "content": "/api/assets/<id>", "mediaType": …}``). Rendering cannot upload, so an
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 ImageFetch = Literal["off", "public"]
 
 PENDING_PREFIX = "pending-image:"
-ASSET_ID = re.compile(r"[A-Za-z0-9_-]+")  # OR2 refuses any other asset id (addendum §2.1)
+ASSET_ID = re.compile(r"[A-Za-z0-9_-]+")  # any other asset id is refused (docs/protocol.md#assets)
 # What every vision model behind conol reads; others (svg, tiff, heic) are refused here, not there.
 MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024
@@ -261,8 +261,8 @@ def fetched_media_type(content_type: str | None, where: str) -> str:
 def asset_ref(answer: Any) -> AssetRef | None:
     """conol's upload answer ``{id, url, mediaType}`` → the part's path; ``None`` when unusable.
 
-    The part always names ``/api/assets/<id>`` (OR2's form; C2A sends the answer's ``url``, the same
-    path in the fixture): a ``url`` from the answer never goes into a turn verbatim."""
+    The part always names ``/api/assets/<id>`` (docs/protocol.md#assets; the answer's ``url`` is
+    the same path): a ``url`` from the answer never goes into a turn verbatim."""
     if not isinstance(answer, Mapping):
         return None
     asset_id = answer.get("id")

@@ -155,7 +155,7 @@ def build_request(
 
 def _effort_ladder(model: CatalogModel, discovered: Discovered | None) -> tuple[Effort, ...]:
     """The ladder the effort is clamped onto: the one discovery reports for the model, else the one
-    a refreshed catalog file wrote for it, else ``effort_ladders`` in models.json, else the sheet's."""
+    a refreshed catalog file wrote for it, else ``effort_ladders`` in models.json, else ``low…max``."""
     found = discovered.effort_ladder(model.agent_model) if discovered is not None else None
     for words in (found, model.efforts):
         ladder = reported_ladder(words)

@@ -1,6 +1,6 @@
 """OpenAI-shaped request pieces → conol's request: the transcript and the tools (the effort: ``_effort``).
 
-conol only ever receives a transcript of parts, never roles (spec §2.1), so each OpenAI message
+conol only ever receives a transcript of parts, never roles (docs/protocol.md#create), so each OpenAI message
 becomes one text part with a visible marker for who said it, then one image part per image in it.
 """
 
@@ -194,5 +194,5 @@ def _deferred(tool: Any) -> bool:
 
 
 def tool_arguments(arguments: Any) -> str:
-    """conol tool input → OpenAI ``function.arguments`` (spec §2.4: ``ensure_ascii=False``)."""
+    """conol tool input → OpenAI ``function.arguments`` (docs/protocol.md#stream: ``ensure_ascii=False``)."""
     return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)

@@ -1,5 +1,5 @@
 """Session reuse, decided without I/O: what history a request carries, and whether a conol session
-already holds exactly that history, so only the new turn needs to be sent (addendum §2.2).
+already holds exactly that history, so only the new turn needs to be sent (docs/protocol.md#follow-up-turns).
 
 A request continues a session only when every earlier message, in order, is the history that
 session ran, assistant turns as we returned them. Matching is by a digest of that history in a
@@ -25,8 +25,9 @@ from ._settings import Settings
 ReuseMode = Literal["auto", "off"]
 PinningMode = Literal["create", "pin", "auto"]
 
-DEFAULT_TTL = 6 * 3600.0  # seconds a binding lives after its last use (OR2 keeps 6 h, addendum §2.10)
-DEFAULT_CAP = 500  # bindings one process keeps in memory (OR2: 500)
+# As other public clients keep them (docs/protocol.md#session-reuse-by-other-clients):
+DEFAULT_TTL = 6 * 3600.0  # seconds a binding lives after its last use
+DEFAULT_CAP = 500  # bindings one process keeps in memory
 DEFAULT_BACKOFF = 600.0  # seconds reuse stays off for an upstream that refused a follow-up
 NEW_TURN_ROLES = frozenset({"user", "tool", "function"})
 

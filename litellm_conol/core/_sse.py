@@ -12,7 +12,7 @@ lines are joined with ``\\n``; one space after the colon is dropped; comments an
 ``id`` and ``retry`` fields are ignored (conol's events carry their type in the JSON); an
 unfinished event at the end of the stream is dropped.
 
-Other clients saw two more framings of the same events (addendum §2.5, §3.6) and no source ties a
+Other clients saw two more framings of the same events (docs/protocol.md#stream) and no source ties a
 form to a request header, so every stream is read in all three at once: besides SSE ``data:``
 lines, a bare JSON line (NDJSON: a line starting with ``{`` or ``[``) and a ``message\t<json>`` line
 are each one complete payload. No SSE field name starts with ``{``, ``[`` or ``message<TAB>``, so

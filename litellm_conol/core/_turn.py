@@ -157,7 +157,8 @@ def last_text(parts: Sequence[MessagePart]) -> str:
 
 
 class TurnBody(BaseModel):
-    """``POST /api/sessions/{id}/messages`` (addendum §2.2): the new turn only, no source, no model."""
+    """``POST /api/sessions/{id}/messages`` (docs/protocol.md#follow-up-turns): the new turn only, no source,
+    no model."""
 
     messages: list[MessagePart]
     timezone: str
@@ -167,8 +168,8 @@ class TurnBody(BaseModel):
 
 
 def model_bodies(model: str, effort: str | None) -> list[dict[str, Any]]:
-    """The ``/model`` calls that pin a session (addendum §2.3): the model call resets the effort to
-    null, so the effort comes last."""
+    """The ``/model`` calls that pin a session (docs/protocol.md#model-pinning): the model call resets the
+    effort to null, so the effort comes last."""
     bodies: list[dict[str, Any]] = [{"agentModel": model, "agentEffort": None}]
     if effort is not None:
         bodies.append({"agentEffort": effort})

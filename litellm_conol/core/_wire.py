@@ -1,4 +1,4 @@
-"""conol's wire types (spec §2), as pydantic models.
+"""conol's wire types (docs/protocol.md#create), as pydantic models.
 
 Request bodies are strict (we build them). Everything conol sends is parsed leniently: unknown
 fields are ignored and every field we read has a default, because the upstream shapes are only
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-# The sheet's words (low…max, spec §2.1) and OR2's (minimal…xhigh, addendum §2.4): a ladder in
+# Both effort vocabularies (low…max and minimal…xhigh, docs/protocol.md#effort-words): a ladder in
 # models.json may use either; what a request asks for is mapped onto it in ``_effort``.
 Effort = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
 
@@ -26,7 +26,7 @@ class TextPart(BaseModel):
 
 
 class ImagePart(BaseModel):
-    """An uploaded image in a turn (addendum §2.1): ``content`` is ``/api/assets/<id>``; while the
+    """An uploaded image in a turn (docs/protocol.md#assets): ``content`` is ``/api/assets/<id>``; while the
     request is rendered and not yet uploaded, a pending name (``_images.PENDING_PREFIX`` + key)."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -62,7 +62,7 @@ class CreateSessionBody(BaseModel):
     tools: list[ToolSpec] | None = None
 
     def to_json(self) -> bytes:
-        # `tools` is omitted, not null, when the request has none (spec §2.1).
+        # `tools` is omitted, not null, when the request has none (docs/protocol.md#create).
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
@@ -94,7 +94,7 @@ class SessionStatus(_Lenient):
 
 
 class AuthSession(_Lenient):
-    """``GET /api/auth/get-session`` (spec §1): the token's session while it is alive.
+    """``GET /api/auth/get-session`` (docs/protocol.md#authentication): the token's session while it is alive.
 
     better-auth answers a dead token with ``null`` (or no ``session``) rather than an error status.
     """
@@ -136,7 +136,7 @@ class Stage(_Lenient):
     preview: list[PreviewEntry] = Field(default_factory=list)
 
 
-# Fields other clients read off conol's events (addendum §2.5) are declared ``Any``: a value of an
+# Fields other clients read off conol's events (docs/protocol.md#stream) are declared ``Any``: a value of an
 # unexpected type then costs nothing but itself (``_events.py`` reads them), never the event it rides on.
 
 
@@ -160,7 +160,8 @@ class DoneEvent(_Lenient):
 
 
 class AssistantEvent(_Lenient):
-    """``type: "assistant"``: the final text, under ``content``, ``message`` or ``text`` [OR2]."""
+    """``type: "assistant"``: the final text, under ``content``, ``message`` or ``text``
+    (docs/protocol.md#stream)."""
 
     type: Literal["assistant"]
     content: Any = None
@@ -170,7 +171,7 @@ class AssistantEvent(_Lenient):
 
 
 class StreamEvent(_Lenient):
-    """``type: "stream_event"``: a delta to append, under ``delta``, ``content`` or ``text`` [OR2]
+    """``type: "stream_event"``: a delta to append, under ``delta``, ``content`` or ``text``
     (or ``event.delta``, as Anthropic's agent SDK nests it)."""
 
     type: Literal["stream_event"]
@@ -203,9 +204,9 @@ def parse_event(data: str | bytes) -> ConolEvent | None:
     """One event payload → an event; ``None`` for junk, unknown types and heartbeats.
 
     Lines that are not valid JSON, or not an event we understand, are skipped rather than fatal
-    (spec §2.3). ``[DONE]`` is reported as a ``done`` event. A ``history_delta`` whose shape drifted
-    where the meaning is still clear is read anyway (``_normalized_delta``); what stays unreadable
-    is ``None`` here and ``unreadable_reason()`` says why.
+    (docs/protocol.md#stream). ``[DONE]`` is reported as a ``done`` event. A ``history_delta`` whose shape
+    drifted where the meaning is still clear is read anyway (``_normalized_delta``); what stays unreadable is
+    ``None`` here and ``unreadable_reason()`` says why.
 
     ``data`` may be the raw bytes of the payload (no UTF-8 decode, split or join of a text copy: a
     long answer's cumulative snapshots are tens of MB); the result is the same as for the decoded

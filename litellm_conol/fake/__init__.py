@@ -43,11 +43,11 @@ P=chg; committed_tail, unicode, tool_call_twice, builtin_websearch L=cum; multi_
 stages=all; parts, multi_tool omit empty keys; long, silence, out_of_order P=chg; the rest
 L=once P=all. ``fake.scenarios[name].description`` (and ``GET /_fake/scenarios``) says what each does.
 
-Images and discovery (addendum §2.1, §2.4; ``_assets``): ``POST /api/assets`` (raw ``image/*`` bytes)
--> 201 ``{id, url, mediaType}``; a create part ``{"type": "image", "content": "/api/assets/<id>",
-"mediaType"}`` must name an uploaded asset (else 400); ``GET /api/agent-servers`` -> the servers'
-agents, models, ``inputModalities`` and ``efforts``. Switches: ``assets``, ``asset_max_bytes``,
-``asset_status``, ``agent_servers`` (``FakeConfig``); ``fake.assets`` lists the uploads.
+Images and discovery (docs/protocol.md#assets, #discovery; ``_assets``): ``POST /api/assets`` (raw ``image/*``
+bytes) -> 201 ``{id, url, mediaType}``; a create part ``{"type": "image", "content": "/api/assets/<id>",
+"mediaType"}`` must name an uploaded asset (else 400); ``GET /api/agent-servers`` -> the servers' agents,
+models, ``inputModalities`` and ``efforts``. Switches: ``assets``, ``asset_max_bytes``, ``asset_status``,
+``agent_servers`` (``FakeConfig``); ``fake.assets`` lists the uploads.
 
 Records (``fake.requests`` / ``fake.sessions`` / ``fake.last_session`` and ``GET /_fake/requests``,
 ``/_fake/sessions``, ``/_fake/sessions/<id>[?full=1]``) use ``time.time()``; cookie values are never

@@ -7,7 +7,8 @@ from typing import Any
 
 from ._library._readings import NO_CREDITS as NO_CREDITS
 
-# What a Vercel-style checkpoint in front of conol answers with 200 (addendum §2.9): not JSON.
+# What a Vercel-style checkpoint in front of conol answers with 200: not JSON
+# (docs/protocol.md#authentication).
 CHECKPOINT_PAGE = (
     "<!doctype html><html><head><title>Vercel Security Checkpoint</title></head>"
     "<body><p>We're verifying your browser.</p></body></html>"

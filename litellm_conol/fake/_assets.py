@@ -1,10 +1,10 @@
 """The fake's image assets (``POST /api/assets``) and agent-servers list (``GET /api/agent-servers``),
-addendum §2.1 and §2.4, with the readings the addendum leaves open as config switches.
+docs/protocol.md#assets and #discovery, with the readings left open as config switches.
 
 * ``assets``: ``"on"`` (201 ``{id, url, mediaType}``), ``"absent"`` (404: a conol without uploads).
   A non-image content type → 415 and a body over ``asset_max_bytes`` → 413 are the fake's own
-  choices (unsourced, addendum §4); ``asset_status`` forces every upload to answer that status.
-* ``agent_servers``: ``"list"`` (the OR2 "live nested" shape, a bare list), ``"agentServers"``,
+  choices (no source shows conol's); ``asset_status`` forces every upload to answer that status.
+* ``agent_servers``: ``"list"`` (the nested shape, a bare list), ``"agentServers"``,
   ``"servers"`` or ``"data"`` (the list under that key), ``"strings"`` (models as bare names, no
   modalities or efforts), ``"absent"`` (404). Every server carries a dummy ``apiKey``
   (:data:`AGENT_SERVER_KEY`) so tests can check that it never leaks.
@@ -32,7 +32,7 @@ _CATALOG_FILE = Path(__file__).resolve().parents[1] / "core" / "models.json"
 EXTRA_MODELS = ("claude-fable-5",)
 # Which models take images when models.json does not say (its optional supports_vision decides)
 _VISION = ("gpt-5.6", "claude", "gemini", "grok", "mimo", "kimi-k3")
-# Effort ladders by model-name pattern (addendum §2.4, OR2 "observed 2026-07-30"); first match wins
+# Effort ladders by model-name pattern (docs/protocol.md#effort-words); first match wins
 _LADDERS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("gpt-5.5-pro",), ("medium", "high", "xhigh")),
     (("claude-opus", "fable-5", "gpt-5.5", "gpt-5.6"), ("low", "medium", "high", "xhigh")),

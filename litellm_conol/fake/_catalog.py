@@ -17,6 +17,7 @@ def _catalog_agent_models() -> frozenset[str]:
     return frozenset(model["agent_model"] for model in catalog["models"])
 
 
-# The agentModel column of spec §2.2: anything else is accepted but silently downgraded.
+# The known agentModel ids: anything else is accepted but silently downgraded
+# (docs/protocol.md#models-and-downgrades).
 KNOWN_MODELS = _catalog_agent_models()
 DOWNGRADE_MODEL = "deepseek/deepseek-v4-flash"

@@ -59,7 +59,7 @@ class Expected:
 
     @property
     def content(self) -> str | None:
-        """``message.content``: ``None`` when the answer is client tool calls (spec §2.4)."""
+        """``message.content``: ``None`` when the answer is client tool calls (docs/protocol.md#stream)."""
         return None if self.tool_calls else self.final_text
 
     @property

@@ -212,11 +212,13 @@ class FakeConfig:
       directory); names cannot leave it.
     * ``assets`` (on | absent), ``asset_max_bytes``, ``asset_status``; ``agent_servers`` (list |
       agentServers | servers | data | strings | absent): the readings of ``_assets``.
-    * ``create_model``: ``"honour"`` runs the ``agentModel`` create names (CP's reading, addendum §3.1);
+    * ``create_model``: ``"honour"`` runs the ``agentModel`` create names (one reading,
+    docs/protocol.md#readings);
       ``"ignore"`` answers every create ``modelDowngraded`` with the account default until ``/model``
-      pins the session (OR2's).
-    * ``followup_status``: ``None`` takes turns on existing sessions (addendum §2.2); a status (404,
-      405, …) refuses every ``POST /api/sessions/{id}/messages`` with it (an upstream without them).
+      pins the session (the other).
+    * ``followup_status``: ``None`` takes turns on existing sessions (docs/protocol.md#follow-up-turns);
+      a status (404, 405, …) refuses every ``POST /api/sessions/{id}/messages`` with it (an upstream
+      without them).
     * ``followup_replay``: a follow-up's stream replays the earlier turns (``False``: starts at the
       new turn). ``followup_status_lag``: seconds the previous turn's status (terminal, say) stays
       before a follow-up turn starts running. ``followup_garbage``: each follow-up turn starts with
@@ -225,7 +227,7 @@ class FakeConfig:
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
 
-    The readings other clients report where sources disagree (addendum §2.5, §2.7, §2.9), one
+    The readings other clients report where sources disagree (docs/protocol.md#readings), one
     switch each so a test can run against every one:
 
     * ``framing``: how the event stream frames its events: ``"sse"`` (``data: <json>`` and a blank

@@ -271,7 +271,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
-    """The readings other clients report (addendum), one switch each (``FakeConfig`` says more)."""
+    """The readings other clients report (docs/protocol.md#readings), one switch each (``FakeConfig`` says
+    more)."""
     parser.add_argument("--framing", choices=CHOICES["framing"], default="sse", help="event stream framing")
     parser.add_argument(
         "--context-usage",

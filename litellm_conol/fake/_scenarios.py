@@ -94,7 +94,8 @@ class Scenario:
 
     ``steps`` is a list, or a function of the ``ScenarioContext`` for prompt-dependent scenarios.
 
-    Readings of the event format (spec §2.4 leaves them open; mix them so clients stay tolerant):
+    Readings of the event format (docs/protocol.md#stream leaves them open; mix them so clients stay
+    tolerant):
       * ``log_mode``: ``"once"`` sends each log entry in one event only; ``"cumulative"`` repeats all
         of the stage's logs (user turn included) in every later event of that stage.
       * ``preview_mode``: ``"all"`` repeats every preview entry of the stage (thinking and message)

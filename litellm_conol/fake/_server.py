@@ -157,7 +157,7 @@ class FakeState:
             query=dict(request.query),
             headers={h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
             cookie_present=cookie is not None,
-            # conol takes the value raw or percent-encoded (addendum §2.9): compared decoded
+            # conol takes the value raw or percent-encoded (docs/protocol.md#authentication): compared decoded
             authorized=(
                 cookie is not None
                 and not self.config.revoke_token

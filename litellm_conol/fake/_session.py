@@ -44,7 +44,7 @@ TimelineItem = EventRecord | StreamClose
 
 
 def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str:
-    """The user log's content: conol wraps the transcript in its own preamble (spec §2.4)."""
+    """The user log's content: conol wraps the transcript in its own preamble (docs/protocol.md#stream)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
     preamble = (
         "<system-reminder>\n"
@@ -59,8 +59,9 @@ def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str
 @dataclass(frozen=True)
 class UsageReport:
     """``contextUsage`` on every ``history_delta``, ``stream_event``, ``assistant`` and ``done`` event
-    [OR2]: ``usedTokens`` = (the user turn's characters + the answer's so far) // 4, ``modelId`` the
-    model that runs (``FakeConfig.context_model`` can make it differ from the create answer's)."""
+    (docs/protocol.md#stream): ``usedTokens`` = (the user turn's characters + the answer's so far) // 4,
+    ``modelId`` the model that runs (``FakeConfig.context_model`` can make it differ from the create
+    answer's)."""
 
     model_id: str
     context_window: int = 200_000
@@ -208,7 +209,7 @@ class LiveSession:
             self._apply_other_reading(step)
 
     def _apply_other_reading(self, step: Step) -> None:
-        """The event shapes other clients read (addendum §2.5)."""
+        """The event shapes other clients read (docs/protocol.md#stream)."""
         if isinstance(step, StreamDelta):
             self._streamed_chars += len(step.text)
             delta: Any = step.text

@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-# Preview ``type`` values a client must treat as reasoning (spec §2.4); anything else is answer text.
+# Preview ``type`` values a client must treat as reasoning; anything else is answer text
+# (docs/protocol.md#stream).
 REASONING_KINDS = frozenset({"thinking", "reasoning", "thought", "plan"})
-# Tools that run inside conol and come back with a result: never the client's to execute (spec §2.4).
+# Tools that run inside conol and come back with a result: never the client's to execute
+# (docs/protocol.md#stream).
 BUILTIN_TOOLS = frozenset({"WebSearch", "Fetch", "SetIntention", "WriteNote", "ReadNote"})
 TERMINAL_STATUSES = frozenset({"completed", "complete", "done", "stopped", "failed", "error", "cancelled"})
 
@@ -127,8 +129,9 @@ class Event:
 @dataclass(frozen=True)
 class StreamDelta:
     """``{"type":"stream_event","delta":..}``: ``text`` to APPEND to the answer (not a snapshot)
-    [OR2]; ``kind="thinking"`` sends ``{"type":"thinking_delta","thinking":..}``. ``stage`` is where
-    ``expected_from_steps`` keeps the text (a client keeps stream deltas apart from previews)."""
+    (docs/protocol.md#stream); ``kind="thinking"`` sends ``{"type":"thinking_delta","thinking":..}``.
+    ``stage`` is where ``expected_from_steps`` keeps the text (a client keeps stream deltas apart from
+    previews)."""
 
     text: str
     kind: str = "message"
@@ -137,7 +140,7 @@ class StreamDelta:
 
 @dataclass(frozen=True)
 class AssistantFinal:
-    """``{"type":"assistant","content":..}``: the final text [OR2]; it completes the answer of
+    """``{"type":"assistant","content":..}``: the final text; it completes the answer of
     ``stage`` (for ``expected_from_steps``) as a committed message does."""
 
     text: str
@@ -147,7 +150,7 @@ class AssistantFinal:
 @dataclass(frozen=True)
 class ErrorPreview:
     """A ``history_delta`` whose preview entry has ``type: "error"`` (e.g. the credit balance is
-    too low [C2A]): the agent failed, said as a message."""
+    too low): the agent failed, said as a message."""
 
     message: str
     stage: str = "main"

@@ -1,5 +1,6 @@
-"""Turns on an existing session and pinning its model (addendum §2.2, §2.3), with a switch for each
-reading the addendum leaves open (``FakeConfig``: ``create_model``, ``followup_*``, ``gone_status``).
+"""Turns on an existing session and pinning its model (docs/protocol.md#follow-up-turns, #model-pinning), with
+a switch for each reading left open (docs/protocol.md#readings) (``FakeConfig``: ``create_model``,
+``followup_*``, ``gone_status``).
 
 * An empty create (``messages: []``) makes a session that runs nothing (status ``idle``) until a turn
   is posted.
@@ -165,7 +166,8 @@ class TurnEndpoints:
                 return json_response({"ok": False, "error": f"unknown model {model!r}"})
             rec.model = rec.effective_model = model
             rec.downgraded = False
-            rec.effort = "low"  # the model call resets the effort (addendum §2.3): the default runs
+            # the model call resets the effort (docs/protocol.md#model-pinning): the default runs
+            rec.effort = "low"
         if body.get("agentEffort") is not None:
             if body["agentEffort"] not in EFFORTS:
                 return error_response(400, f"agentEffort must be one of {', '.join(EFFORTS)}")

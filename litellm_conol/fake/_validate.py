@@ -1,5 +1,6 @@
-"""Validation of the ``POST /api/sessions`` body (spec §2.1): a malformed body is a 400, like the real
-service would need it to be, so a client bug shows up as an error instead of a silently odd session."""
+"""Validation of the ``POST /api/sessions`` body (docs/protocol.md#create): a malformed body is a 400, like
+the real service would need it to be, so a client bug shows up as an error instead of a silently odd
+session."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def _source(body: dict[str, Any]) -> str | None:
 
 
 def _messages(body: dict[str, Any], known_asset: Callable[[str], bool]) -> str | None:
-    # an empty list is an empty create (addendum §2.3): the session waits for its first turn
+    # an empty list is an empty create (docs/protocol.md#create): the session waits for its first turn
     messages = body.get("messages")
     if not isinstance(messages, list):
         return "messages must be a list of {'type': 'text', 'content': <string>}"
@@ -94,7 +95,7 @@ def _tools(body: dict[str, Any]) -> str | None:
             and isinstance(tool.get("input_schema"), dict)
             and isinstance(tool.get("description", ""), str)
         ):
-            # OpenAI-format tools are the client's to convert (spec §2.1)
+            # OpenAI-format tools are the client's to convert (docs/protocol.md#create)
             return f"tools[{i}] must be Anthropic format {{name, description, input_schema}}"
     return None
 
@@ -105,7 +106,7 @@ def _timezone(body: dict[str, Any]) -> str | None:
 
 
 def _preset(body: dict[str, Any]) -> str | None:
-    # C2A sends these at create (addendum §2.3); the fake accepts them and records nothing more
+    # a client sends these at create (docs/protocol.md#create); the fake accepts them and records nothing more
     preset, prompt = body.get("modelPreset"), body.get("systemPrompt")
     if preset is not None and not isinstance(preset, str):
         return "modelPreset must be a string"

@@ -49,7 +49,7 @@ from ._doctor_judge import (
     judge_stream,
 )
 
-RUNNING_STATUSES = frozenset({"running", "pending", "queued"})  # spec §2.5
+RUNNING_STATUSES = frozenset({"running", "pending", "queued"})  # docs/protocol.md#end-of-answer
 SESSION_PROMPT = "This is a connectivity check. Reply with one short friendly sentence."
 TOOL_NAME = "doctor_ping"
 TOOL_PROMPT = f"This is a connectivity check. Call the tool {TOOL_NAME} once, now. Do not write any text."

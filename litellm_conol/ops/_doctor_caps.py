@@ -1,7 +1,7 @@
-"""``doctor``'s capability lines for what conol offers beyond text (addendum §2.1, §2.4): ``assets``
-(image upload) and ``discovery`` (the agent-servers list). Each is PASS (offered and read), ABSENT
-(404: this conol does not offer it; the provider falls back) or FAIL (offered but not as expected).
-Neither starts a session; the upload stores one 1×1 PNG on the account.
+"""``doctor``'s capability lines for what conol offers beyond text (docs/protocol.md#assets, #discovery):
+``assets`` (image upload) and ``discovery`` (the agent-servers list). Each is PASS (offered and read), ABSENT
+(404: this conol does not offer it; the provider falls back) or FAIL (offered but not as expected). Neither
+starts a session; the upload stores one 1×1 PNG on the account.
 """
 
 from __future__ import annotations

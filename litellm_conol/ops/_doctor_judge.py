@@ -13,7 +13,7 @@ from ..client import RecordingTransport
 from ..core import REASONING_TYPES, Assembler, ConolError, reported_model
 
 Outcome = Literal["pass", "fail", "skip", "absent"]
-# One line per capability other clients report (addendum): PASS (seen and read), FAIL (seen but not
+# One line per capability other clients report (docs/protocol.md): PASS (seen and read), FAIL (seen but not
 # readable) or ABSENT (this conol does not send it, or answers 404; the provider falls back to its
 # own reading). assets and discovery (``_doctor_caps``) use the same outcomes.
 CAPABILITIES = ("contextUsage", "framing")

@@ -1,6 +1,6 @@
 """``litellm-conol doctor --reuse``: can this account continue sessions, and how must models be pinned?
 
-Two questions the addendum leaves open (§2.2, §3.1), answered with the provider's own calls:
+Two questions left open (docs/protocol.md#follow-up-turns, #readings), answered with the provider's own calls:
 
 * ``followup``: a session is told a word; a follow-up turn on it (``POST …/messages``) asks for the
   word back. It passes only when the answer has the word (semantically continued, not just 2xx).

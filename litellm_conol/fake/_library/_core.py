@@ -35,7 +35,8 @@ def hello_steps(text: str = HELLO_TEXT) -> list[Step]:
 def _early_terminal() -> list[Step]:
     text = "The status says completed early, but this closing sentence arrives 0.6 seconds later."
     answer = say(text)
-    # the final snapshot comes 0.6 s after the status turned terminal (spec §2.5, observed)
+    # the final snapshot comes 0.6 s after the status turned terminal, as observed
+    # (docs/protocol.md#end-of-answer)
     return [*think("Answer, then finish.", 2), *answer[:-2], SetStatus("completed"), Sleep(0.6), answer[-1]]
 
 

@@ -1,4 +1,4 @@
-"""Scenarios of the event shapes other clients read (addendum §2.5), each one source's reading:
+"""Scenarios of the event shapes other clients read (docs/protocol.md#stream), each one source's reading:
 ``stream_event`` deltas with an ``assistant`` final text, ``{"done": true}``, ``windowReset`` in the
 middle of an answer, and the credit-error preview. The framing and ``contextUsage`` are not
 scenarios but switches of the server (``FakeConfig``): every scenario runs under each."""
@@ -62,7 +62,7 @@ def _credit_error() -> list[Step]:
 NO_CREDITS = Scenario(
     "credit_error",
     _credit_error(),
-    description="a preview entry of type error says the credit balance is too low [C2A]; status stopped",
+    description="a preview entry of type error says the credit balance is too low; status stopped",
 )
 
 
@@ -71,12 +71,12 @@ def reading_scenarios() -> list[Scenario]:
         Scenario(
             "stream_events",
             _stream_events(),
-            description="stream_event deltas (thinking, text), then an assistant event: the final text [OR2]",
+            description="stream_event deltas (thinking, text), then an assistant event: the final text",
         ),
         Scenario(
             "assistant_final",
             _assistant_final(),
-            description="previews stop short; an assistant event carries the whole final text [OR2]",
+            description="previews stop short; an assistant event carries the whole final text",
         ),
         Scenario(
             "window_reset",
