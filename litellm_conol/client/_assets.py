@@ -2,8 +2,9 @@
 
 A chat client re-sends the whole conversation every turn, earlier images included. Uploads are
 remembered by content hash (and a fetched URL by its URL, for ``url_cache_ttl`` seconds: what a URL
-serves may change), per conol account and base URL, so an image already uploaded is named again,
-not sent again. The account is keyed by a hash of its token: the token itself is never stored here.
+serves may change), per conol account, base URL and caller (docs/session-reuse.md#whose-sessions),
+so an image already uploaded is named again, not sent again, and never another caller's upload. The
+account is keyed by a hash of its token: the token itself is never stored here.
 """
 
 from __future__ import annotations
@@ -37,16 +38,19 @@ CACHE_SIZE = 4096  # uploads remembered per process (a few hundred bytes each)
 
 @dataclass
 class AssetCache:
-    """Uploaded assets by (conol, account, image key), each with when it was stored; least recently
-    used dropped first. ``clock`` is for tests."""
+    """Uploaded assets by (conol, account and caller, image key), each with when it was stored; least
+    recently used dropped first. ``caller``: the request's caller digest (``""``: none). ``clock`` is
+    for tests."""
 
     size: int = CACHE_SIZE
     clock: Callable[[], float] = time.monotonic
     _entries: OrderedDict[tuple[str, str, str], tuple[AssetRef, float]] = field(default_factory=OrderedDict)
 
-    def get(self, endpoint: Endpoint, key: str, max_age: float | None = None) -> AssetRef | None:
+    def get(
+        self, endpoint: Endpoint, key: str, max_age: float | None = None, *, caller: str = ""
+    ) -> AssetRef | None:
         """The asset remembered for ``key``; ``None`` (and forgotten) when older than ``max_age``."""
-        entry_key = self._key(endpoint, key)
+        entry_key = self._key(endpoint, key, caller)
         entry = self._entries.get(entry_key)
         if entry is None:
             return None
@@ -56,16 +60,17 @@ class AssetCache:
         self._entries.move_to_end(entry_key)
         return entry[0]
 
-    def put(self, endpoint: Endpoint, key: str, asset: AssetRef) -> None:
-        self._entries[self._key(endpoint, key)] = (asset, self.clock())
-        self._entries.move_to_end(self._key(endpoint, key))
+    def put(self, endpoint: Endpoint, key: str, asset: AssetRef, *, caller: str = "") -> None:
+        entry_key = self._key(endpoint, key, caller)
+        self._entries[entry_key] = (asset, self.clock())
+        self._entries.move_to_end(entry_key)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
 
-    def forget(self, endpoint: Endpoint, assets: Iterable[AssetRef]) -> None:
-        """Drop every entry of this account naming one of ``assets`` (gone from conol)."""
+    def forget(self, endpoint: Endpoint, assets: Iterable[AssetRef], *, caller: str = "") -> None:
+        """Drop every entry of this account and caller naming one of ``assets`` (gone from conol)."""
         paths = {asset.path for asset in assets}
-        account = self._key(endpoint, "")[:2]
+        account = self._key(endpoint, "", caller)[:2]
         for key in [k for k, v in self._entries.items() if k[:2] == account and v[0].path in paths]:
             del self._entries[key]
 
@@ -76,8 +81,9 @@ class AssetCache:
         return len(self._entries)
 
     @staticmethod
-    def _key(endpoint: Endpoint, key: str) -> tuple[str, str, str]:
-        account = hashlib.sha256(endpoint.token.encode()).hexdigest()[:32]
+    def _key(endpoint: Endpoint, key: str, caller: str) -> tuple[str, str, str]:
+        scope = endpoint.token + (f"\0{caller}" if caller else "")
+        account = hashlib.sha256(scope.encode()).hexdigest()[:32]
         return endpoint.base_url.rstrip("/"), account, key
 
 
@@ -128,13 +134,15 @@ async def upload_images(
     *,
     cache: AssetCache = asset_cache,
     fetcher: ImageFetcher | None = None,
+    caller: str = "",
 ) -> dict[str, AssetRef]:
     """Each image's asset, by its pending key: from the cache, else uploaded; the http(s) images not
     remembered (a URL for ``limits.url_cache_ttl`` seconds) are fetched first, together, under the
-    request's one fetch budget (``limits.fetch_timeout``)."""
+    request's one fetch budget (``limits.fetch_timeout``). ``caller``: whose uploads are reused."""
     known: dict[str, AssetRef] = {}
     for key, source in images.items():
-        asset = cache.get(endpoint, key, limits.url_cache_ttl if source.url is not None else None)
+        max_age = limits.url_cache_ttl if source.url is not None else None
+        asset = cache.get(endpoint, key, max_age, caller=caller)
         if asset is not None:
             known[key] = asset
     fetched = await _fetched(
@@ -145,8 +153,8 @@ async def upload_images(
         asset = known.get(key)
         if asset is None:
             data, media_type = fetched.get(key) or (source.data or b"", source.media_type or "")
-            asset = await _upload(endpoint, client, data, media_type, cache)
-            cache.put(endpoint, key, asset)
+            asset = await _upload(endpoint, client, data, media_type, cache, caller)
+            cache.put(endpoint, key, asset, caller=caller)
         assets[key] = asset
     return assets
 
@@ -165,15 +173,20 @@ async def _fetched(
 
 
 async def _upload(
-    endpoint: Endpoint, client: httpx.AsyncClient, data: bytes, media_type: str, cache: AssetCache
+    endpoint: Endpoint,
+    client: httpx.AsyncClient,
+    data: bytes,
+    media_type: str,
+    cache: AssetCache,
+    caller: str,
 ) -> AssetRef:
     by_content = content_key(data)
-    asset = cache.get(endpoint, by_content)
+    asset = cache.get(endpoint, by_content, caller=caller)
     if asset is None:
         try:
             asset = await upload_asset(endpoint, client, data, media_type)
         except ConolError as exc:
             exc.message = exc.message.replace(endpoint.token, "***") if endpoint.token else exc.message
             raise
-        cache.put(endpoint, by_content, asset)
+        cache.put(endpoint, by_content, asset, caller=caller)
     return asset

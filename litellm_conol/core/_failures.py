@@ -106,11 +106,13 @@ def failure_error(
 NO_RETRY = {"x-should-retry": "false"}
 
 
-def failure_key(base_url: str, token: str, body: bytes) -> str:
-    """A request's key: the account (conol and token) and the session body, hashed, so neither the
-    token nor the prompt is kept."""
+def failure_key(base_url: str, token: str, body: bytes, caller: str = "") -> str:
+    """A request's key: the account (conol and token), the caller (an opaque digest, ``""`` for
+    none) and the session body, hashed, so neither the token nor the prompt is kept. One caller's
+    failures never refuse another caller's requests."""
     account = hashlib.sha256(f"{base_url}\n{token}".encode()).hexdigest()
-    return hashlib.sha256(account.encode() + b"\n" + body).hexdigest()
+    scope = account + (f"\n{caller}" if caller else "")
+    return hashlib.sha256(scope.encode() + b"\n" + body).hexdigest()
 
 
 @dataclass

@@ -66,6 +66,10 @@ class ConolRequest:
     images: Mapping[str, ImageSource] = field(default_factory=dict)  # to upload, by pending key
     effort_ladder: tuple[Effort, ...] = ()  # the ladder agent_effort was clamped onto
     reuse: ReuseOptions = field(default_factory=ReuseOptions)  # session_reuse, model_pinning
+    # Who is calling, as an opaque digest (never key material), filled by the provider: it scopes
+    # bindings, uploaded images and the failure memory under the credential; "": the credential
+    # alone (docs/session-reuse.md#whose-sessions).
+    caller: str = ""
 
     def body_for(self, messages: list[Any]) -> CreateSessionBody:
         """The session body for ``messages`` (a repair turn's longer conversation), same settings;

@@ -158,9 +158,13 @@ def history_digest(scope: str, settings: str, messages: Sequence[Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def scope_digest(base_url: str, token: str) -> str:
-    """Which account and upstream a binding belongs to; the token only ever as part of a hash."""
-    return hashlib.sha256(f"{base_url}\0{token}".encode()).hexdigest()
+def scope_digest(base_url: str, token: str, caller: str = "") -> str:
+    """Which account, upstream and caller a binding belongs to (the token only ever as part of a
+    hash): two callers sharing a token never continue each other's sessions, which hold conol-side
+    state the other never saw (docs/session-reuse.md#whose-sessions). ``caller``: an opaque digest
+    of the caller identity, ``""`` for none (the credential alone)."""
+    scope = f"{base_url}\0{token}" + (f"\0{caller}" if caller else "")
+    return hashlib.sha256(scope.encode()).hexdigest()
 
 
 def settings_digest(tools: Sequence[Mapping[str, Any]], extra: Mapping[str, Any]) -> str:

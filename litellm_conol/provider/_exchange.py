@@ -154,7 +154,7 @@ class Exchange:
                     raise
             self.runs.pop()
             self.prompts.pop()
-            asset_cache.forget(self.request.endpoint, self.assets.values())
+            asset_cache.forget(self.request.endpoint, self.assets.values(), caller=self.request.caller)
             self._remembered = False
             self.assets = await self._uploaded_images()
 
@@ -163,8 +163,11 @@ class Exchange:
         request = self.request
         if not request.images:
             return {}
-        self._remembered = any(asset_cache.get(request.endpoint, key) for key in request.images)
-        return await upload_images(request.endpoint, shared_client(), request.images, request.image_limits)
+        endpoint, caller = request.endpoint, request.caller
+        self._remembered = any(asset_cache.get(endpoint, key, caller=caller) for key in request.images)
+        return await upload_images(
+            endpoint, shared_client(), request.images, request.image_limits, caller=caller
+        )
 
     async def _drive(self, run: SessionRun, live: ChunkMaker | None) -> AsyncIterator[ModelResponseStream]:
         """One run; a follow-up conol refuses before any answer is retried as one new full session

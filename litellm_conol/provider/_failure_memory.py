@@ -36,7 +36,7 @@ class FailureGuard:
     def of(cls, request: ConolRequest, body: CreateSessionBody) -> FailureGuard:
         _memory.ttl = setting_value("failure_memory_seconds")
         endpoint = request.endpoint
-        return cls(failure_key(endpoint.base_url, endpoint.token, body.to_json()))
+        return cls(failure_key(endpoint.base_url, endpoint.token, body.to_json(), request.caller))
 
     def check(self) -> None:
         """Raise the remembered failure instead of spending a session on it."""

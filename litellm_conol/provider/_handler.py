@@ -8,6 +8,7 @@ background loop.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -26,6 +27,7 @@ from ..core import (
     settings_of,
     settle_params,
 )
+from ._caller import caller_of
 from ._chunks import ChunkMaker, fill_health_response, fill_model_response
 from ._deployment import deployment_params
 from ._exchange import Exchange
@@ -92,7 +94,7 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
         body,
         deployment_params(litellm_params) if body is not None else None,
     )
-    return build_request(
+    request = build_request(
         model=model,
         messages=messages,
         api_key=kwargs.get("api_key"),
@@ -102,6 +104,7 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
         original_body=body,
         discovered=_discovered(kwargs.get("api_key"), api_base, params),
     )
+    return dataclasses.replace(request, caller=caller_of(kwargs).digest())
 
 
 def original_body(litellm_params: Any) -> dict[str, Any] | None:

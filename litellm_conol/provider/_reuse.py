@@ -62,7 +62,7 @@ class Reuse:
 
     def __post_init__(self) -> None:
         endpoint, body = self.request.endpoint, self.request.body
-        self.scope = scope_digest(endpoint.base_url, endpoint.token)
+        self.scope = scope_digest(endpoint.base_url, endpoint.token, self.request.caller)
         tools = [tool.model_dump() for tool in body.tools or ()]
         self.settings = settings_digest(tools, {"timezone": body.timezone})
 
