@@ -79,6 +79,7 @@ from ._events import read_context_usage as read_context_usage
 from ._events import reported_model as reported_model
 from ._events import turn_usage as turn_usage
 from ._failures import FailureMemory as FailureMemory
+from ._failures import Remembered as Remembered
 from ._failures import classify_failure as classify_failure
 from ._failures import failure_error as failure_error
 from ._failures import failure_key as failure_key

@@ -14,9 +14,14 @@ from collections.abc import Mapping
 
 
 class ConolError(Exception):
-    """Base class: ``status_code`` picks the LiteLLM exception; ``headers`` reach the Router."""
+    """Base class: ``status_code`` picks the LiteLLM exception; ``headers`` reach the Router.
+
+    ``refused_by`` names what refused the request before any conol session was spent on it
+    (``"failure_memory"``, ``"settings_boundary"``), for the usage log; ``""`` otherwise.
+    """
 
     status = 500
+    refused_by = ""
 
     def __init__(
         self, message: str, *, status_code: int | None = None, headers: Mapping[str, str] | None = None
@@ -145,6 +150,12 @@ class InvalidStructuredOutput(ConolError):
     fallbacks (another model may well conform); a 400 would tell the client its request was wrong
     and, from a provider, disables fallbacks. Cooldowns count it only where a model group has
     several deployments, as for any upstream failure.
+
+    The failure memory (``_failures``) keeps it like an unexplained agent failure: the same request
+    failing validation again within its window is deterministic (still 502, with
+    ``x-should-retry: false``), and later identical requests are refused without a session.
     """
 
     status = 502
+    kind = "validation"
+    signature = "validation"

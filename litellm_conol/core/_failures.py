@@ -3,10 +3,13 @@
 ``classify_failure`` is a pure function of what conol said (an ``error`` event's message, an
 error-type preview's text, or a failed status): the event reader and the stream decoder both use
 it. ``FailureMemory`` adds the rule a single message cannot give: the same request failing the same
-way twice is deterministic. It keeps no clock; callers pass ``now``.
+way twice is deterministic. It keeps agent failures and answers that never validated
+(``InvalidStructuredOutput`` after the repair turns) alike. It keeps no clock; callers pass ``now``.
 
-Why it matters: an ``error`` event used to be a 500 for every failure, which the Router and every
-SDK retry. Claude Code retried one deterministic failure 9 times (10 paid sessions), Codex 5 times.
+Why it matters: a failure the Router and every SDK retry costs a paid session per retry. Claude Code
+retried one deterministic agent failure 9 times (10 sessions), Codex 5 times; OpenCode retried a
+tool call that never validated 5 times, three sessions each
+(docs/effort-and-retries.md#the-memory-of-recent-failures).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
 
-from ._errors import AgentFailed, AgentFailedPermanently, OutOfCredits
+from ._errors import AgentFailed, AgentFailedPermanently, InvalidStructuredOutput, OutOfCredits
 
 FailureKind = Literal["out_of_credits", "deterministic", "transient", "unexplained"]
 FailureSource = Literal["event", "preview", "status"]
@@ -115,21 +118,29 @@ def failure_key(base_url: str, token: str, body: bytes, caller: str = "") -> str
     return hashlib.sha256(scope.encode() + b"\n" + body).hexdigest()
 
 
+# What the memory keeps: agent failures, and answers that failed validation after the repair turns.
+Remembered = AgentFailed | InvalidStructuredOutput
+
+
 @dataclass
 class _Seen:
     signature: str
     at: float
-    error: AgentFailed | None  # set once the failure is known deterministic: later attempts get it
+    error: Remembered | None  # set once the failure is known deterministic: later attempts get it
+    rounds: int = 1  # how often the request failed this way in a row
 
 
 class FailureMemory:
-    """Recent agent failures per request, for ``ttl`` seconds.
+    """Recent failures per request, for ``ttl`` seconds.
 
     * A deterministic failure (or out of credits) is remembered: the same request within ``ttl``
       is refused without a new session. (Not the account's other requests: after a top-up they
       must run at once.)
     * An unexplained failure is remembered by signature: if the same request fails the same way
       again within ``ttl``, that second failure is deterministic (400) and remembered as such.
+    * A validation failure (the answer or a tool call still invalid after the repair turns) is
+      remembered the same way: the same request gets one more round; failing again, it is
+      deterministic (still 502, so Router fallbacks run, with ``x-should-retry: false``).
     * Transient failures stay retryable; a success forgets the request.
     """
 
@@ -138,14 +149,14 @@ class FailureMemory:
         self.capacity = capacity
         self._seen: OrderedDict[str, _Seen] = OrderedDict()
 
-    def refusal(self, request_key: str, now: float) -> AgentFailed | None:
+    def refusal(self, request_key: str, now: float) -> Remembered | None:
         """The error to raise instead of starting a session, if this request is known to fail."""
         seen = self._live(request_key, now)
         if seen is not None and seen.error is not None:
             return _refused(seen.error, now - seen.at)
         return None
 
-    def record(self, request_key: str, error: AgentFailed, now: float) -> AgentFailed:
+    def record(self, request_key: str, error: Remembered, now: float) -> Remembered:
         """Note ``error`` for this request; the error to raise (a repeat becomes deterministic)."""
         if self.ttl <= 0:
             return error
@@ -156,16 +167,31 @@ class FailureMemory:
             return error
         before = self._live(request_key, now)
         if before is not None and before.signature == error.signature:
-            repeated = AgentFailedPermanently(
-                f"{error.message} (the same request failed the same way {now - before.at:.0f} s before: "
-                "a retry would fail again, not retried)",
-                headers=NO_RETRY,
-            )
-            repeated.signature = error.signature
-            self._put(request_key, _Seen(error.signature, now, repeated))
+            repeated = self._repeated(error, before, now)
+            self._put(request_key, _Seen(error.signature, now, repeated, before.rounds + 1))
             return repeated
         self._put(request_key, _Seen(error.signature, now, None))
         return error
+
+    def _repeated(self, error: Remembered, before: _Seen, now: float) -> Remembered:
+        """The deterministic form of a failure seen before for the same request."""
+        ago = now - before.at
+        repeated: Remembered
+        if isinstance(error, InvalidStructuredOutput):
+            repeated = InvalidStructuredOutput(
+                f"{error.message} (the same request failed validation in {before.rounds + 1} rounds in a "
+                f"row, the one before {ago:.0f} s earlier: a retry would fail again, so identical requests "
+                f"are refused without a conol session for the next {self.ttl:.0f} s; not retried)",
+                headers=NO_RETRY,
+            )
+        else:
+            repeated = AgentFailedPermanently(
+                f"{error.message} (the same request failed the same way {ago:.0f} s before: "
+                "a retry would fail again, not retried)",
+                headers=NO_RETRY,
+            )
+        repeated.signature = error.signature
+        return repeated
 
     def forget(self, request_key: str) -> None:
         self._seen.pop(request_key, None)
@@ -184,9 +210,10 @@ class FailureMemory:
             self._seen.popitem(last=False)
 
 
-def _refused(error: AgentFailed, ago: float) -> AgentFailed:
+def _refused(error: Remembered, ago: float) -> Remembered:
     refused = type(error)(
         f"refused without starting a conol session: {error.message} ({ago:.0f} s ago)", headers=NO_RETRY
     )
     refused.signature = error.signature
+    refused.refused_by = "failure_memory"
     return refused

@@ -10,6 +10,10 @@ Streaming: with a ``response_format`` the whole answer is held until it validate
 client never sees JSON that is later rejected). Without one, the first turn's text streams live as
 ever and only client tool calls wait for the end of the turn (which comes right after them) to be
 validated; a repair turn's tool calls (or text) follow once valid.
+
+A request that exhausted its repair turns is remembered (``FailureGuard.validation``): an identical
+one gets one more round, then is refused without a session
+(docs/effort-and-retries.md#the-memory-of-recent-failures).
 """
 
 from __future__ import annotations
@@ -92,7 +96,10 @@ class Exchange:
         return self.request.output_format is not None
 
     async def chunks(self, maker: ChunkMaker | None = None) -> AsyncIterator[ModelResponseStream]:
-        """Run the turns; yield chunks when a ``maker`` is given (streaming)."""
+        """Run the turns; yield chunks when a ``maker`` is given (streaming). A request known not to
+        validate is refused before anything is uploaded or created."""
+        validation = FailureGuard.of(self.request, self.request.body).validation()
+        validation.check()
         conversation = list(self.messages)
         self.assets = await self._uploaded_images()
         for turn in range(self.request.max_repair_turns + 1):
@@ -106,8 +113,9 @@ class Exchange:
             if turn == self.request.max_repair_turns or (
                 rejection.tool_call and self.request.tool_validation == "error"
             ):
-                raise self._failure(rejection)
+                raise validation.failed(self._failure(rejection))
             conversation = conversation + rejection.repair
+        validation.succeeded()
         await self.reuse.bind(self.runs, finished=True)
         if maker is not None:
             for chunk in self._held_chunks(maker):

@@ -1,4 +1,5 @@
-"""The process's memory of recent agent failures (``core.FailureMemory``), keyed per request.
+"""The process's memory of recent failures (``core.FailureMemory``), keyed per request: agent
+failures per session body, and answers that never validated per request (``FailureGuard.validation``).
 
 One per process: each proxy worker remembers its own (``docs/effort-and-retries.md`` says what
 that means for the session budget). ``CONOL_FAILURE_MEMORY_SECONDS`` (default 300; 0 turns it off)
@@ -12,10 +13,10 @@ from dataclasses import dataclass
 
 from ..core import (
     SETTINGS,
-    AgentFailed,
     ConolRequest,
     CreateSessionBody,
     FailureMemory,
+    Remembered,
     failure_key,
     setting_value,
 )
@@ -44,8 +45,14 @@ class FailureGuard:
         if refusal is not None:
             raise refusal
 
-    def failed(self, error: AgentFailed) -> AgentFailed:
+    def failed(self, error: Remembered) -> Remembered:
         return _memory.record(self.request_key, error, time.monotonic())
+
+    def validation(self) -> FailureGuard:
+        """The guard of the request's validation (its answer, or its tool calls, never validating
+        after the repair turns): a key of its own, so a first turn the agent ran without failing
+        does not forget it."""
+        return FailureGuard(f"{self.request_key}:validation")
 
     def succeeded(self) -> None:
         _memory.forget(self.request_key)

@@ -15,6 +15,7 @@ from litellm_conol.core import (
     AgentFailedPermanently,
     Assembler,
     FailureMemory,
+    InvalidStructuredOutput,
     OutOfCredits,
     classify_failure,
     failure_error,
@@ -160,3 +161,72 @@ def test_the_memory_is_bounded():
         True,
         True,
     ]
+
+
+# --- validation failures (the answer never validated after the repair turns) ---------------------
+
+
+def invalid(sessions: str) -> InvalidStructuredOutput:
+    return InvalidStructuredOutput(
+        f"the answer failed validation (3 turn(s), max_repair_turns=2; sessions {sessions}): not JSON"
+    )
+
+
+def test_a_validation_failure_gets_one_more_round_then_is_refused_as_a_502_not_retried():
+    memory = FailureMemory(ttl=300)
+    first = memory.record(REQUEST, invalid("s1, s2, s3"), now=0)
+    assert type(first) is InvalidStructuredOutput and first.headers == {}  # retryable: one more round
+    assert memory.refusal(REQUEST, now=1) is None
+    second = memory.record(REQUEST, invalid("s4, s5, s6"), now=7)
+    assert type(second) is InvalidStructuredOutput and second.status_code == 502
+    assert second.headers == {"x-should-retry": "false"}
+    assert str(second) == (
+        "the answer failed validation (3 turn(s), max_repair_turns=2; sessions s4, s5, s6): not JSON "
+        "(the same request failed validation in 2 rounds in a row, the one before 7 s earlier: a retry "
+        "would fail again, so identical requests are refused without a conol session for the next "
+        "300 s; not retried)"
+    )
+    refused = memory.refusal(REQUEST, now=19)
+    assert type(refused) is InvalidStructuredOutput and refused.status_code == 502
+    assert refused.headers == {"x-should-retry": "false"} and refused.refused_by == "failure_memory"
+    assert str(refused) == f"refused without starting a conol session: {second} (12 s ago)"
+    assert memory.refusal(OTHER, now=19) is None
+    assert memory.refusal(REQUEST, now=7 + 301) is None  # remembered for ttl after the last round
+
+
+def test_what_litellm_and_its_router_make_of_a_remembered_validation_failure(monkeypatch):
+    """Still a 502 (BadGatewayError): the Router runs fallbacks (another model may conform); the
+    header tells the openai and anthropic SDKs not to retry it."""
+    monkeypatch.setattr(litellm, "suppress_debug_info", True)
+    memory = FailureMemory(ttl=300)
+    memory.record(REQUEST, invalid("s1"), now=0)
+    memory.record(REQUEST, invalid("s2"), now=1)
+    mapped = _litellm(memory.refusal(REQUEST, now=2))
+    assert (type(mapped), mapped.status_code) == (litellm.BadGatewayError, 502)
+    assert mapped.litellm_response_headers["x-should-retry"] == "false"
+    assert not is_bad_request_without_fallback(mapped, False)
+
+
+def test_a_validation_failure_and_an_agent_failure_are_not_repeats_of_each_other():
+    memory = FailureMemory(ttl=300)
+    memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
+    assert type(memory.record(REQUEST, invalid("s1"), now=1)) is InvalidStructuredOutput
+    assert memory.refusal(REQUEST, now=2) is None
+    assert type(memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=3)) is AgentFailed
+
+
+def test_a_refusal_of_an_agent_failure_says_who_refused_it():
+    memory = FailureMemory(ttl=300)
+    memory.record(REQUEST, failure_error(DETERMINISTIC_MESSAGE), now=0)
+    refused = memory.refusal(REQUEST, now=1)
+    assert refused is not None and refused.refused_by == "failure_memory"
+    assert failure_error(DETERMINISTIC_MESSAGE).refused_by == ""
+
+
+def test_failure_keys_are_per_caller():
+    alice = failure_key("http://conol", "tok", b'{"messages": 1}', "alice-digest")
+    bob = failure_key("http://conol", "tok", b'{"messages": 1}', "bob-digest")
+    assert len({REQUEST, alice, bob}) == 3
+    memory = FailureMemory(ttl=300)
+    memory.record(alice, failure_error(DETERMINISTIC_MESSAGE), now=0)
+    assert memory.refusal(alice, now=1) is not None and memory.refusal(bob, now=1) is None
