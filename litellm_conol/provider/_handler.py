@@ -18,6 +18,7 @@ from litellm.types.utils import ModelResponse, ModelResponseStream
 
 from ..client import Transport, discovery_cache, shared_client
 from ..core import (
+    ConolError,
     ConolRequest,
     Discovered,
     build_request,
@@ -34,6 +35,7 @@ from ._exchange import Exchange
 from ._model_map import register_model_map
 from ._params_patch import allow_extra_params
 from ._sync import iterate_sync, run_sync
+from ._usage_fields import noting
 
 
 class ConolLLM(CustomLLM):  # type: ignore[misc]
@@ -54,15 +56,17 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
     async def acompletion(
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> ModelResponse:
-        request = _request(model, messages, api_base, kwargs)
         response: ModelResponse = kwargs.get("model_response") or ModelResponse()
         if is_health_check(kwargs.get("litellm_params")):
             # LiteLLM's health check (proxy /health, background checks): check the token, not a paid session.
+            request = _request(model, messages, api_base, kwargs)
             await Transport(request.endpoint, shared_client()).check_token()
             return fill_health_response(response, model=request.model)
-        exchange = Exchange(request, messages)
-        async for _ in exchange.chunks():
-            pass  # each run's assembler accumulates its answer
+        with noting(kwargs) as noted:
+            request = _request(model, messages, api_base, kwargs)
+            exchange = noted.exchange = Exchange(request, messages)
+            async for _ in exchange.chunks():
+                pass  # each run's assembler accumulates its answer
         return fill_model_response(
             response,
             model=request.model,
@@ -75,11 +79,12 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
     async def astreaming(
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
-        request = _request(model, messages, api_base, kwargs)
-        exchange = Exchange(request, messages)
-        maker = ChunkMaker(model=request.model)
-        async for chunk in exchange.chunks(maker):
-            yield chunk
+        with noting(kwargs) as noted:
+            request = _request(model, messages, api_base, kwargs)
+            exchange = noted.exchange = Exchange(request, messages)
+            maker = ChunkMaker(model=request.model)
+            async for chunk in exchange.chunks(maker):
+                yield chunk
         for chunk in maker.closing(exchange.last.assembler, exchange.fields(), exchange.usage()):
             yield chunk
 
@@ -89,11 +94,15 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
     timeout: float | httpx.Timeout | None = kwargs.get("timeout")
     litellm_params = kwargs.get("litellm_params")
     body = original_body(litellm_params)
-    params = settle_params(
-        kwargs.get("optional_params") or {},
-        body,
-        deployment_params(litellm_params) if body is not None else None,
-    )
+    try:
+        params = settle_params(
+            kwargs.get("optional_params") or {},
+            body,
+            deployment_params(litellm_params) if body is not None else None,
+        )
+    except ConolError as refusal:
+        refusal.refused_by = "settings_boundary"  # for the usage log: no session was spent on it
+        raise
     request = build_request(
         model=model,
         messages=messages,

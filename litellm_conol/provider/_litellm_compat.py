@@ -11,6 +11,8 @@ LiteLLM moves its internals between releases. What we touch, and why:
 * ``litellm.register_model``: public, but its keyword arguments changed across releases.
 * ``litellm.proxy.auth.model_checks.get_provider_models``: how the proxy expands a wildcard
   deployment (``conol/*``) on ``/v1/models`` and ``/model/info``; it knows built-in providers only.
+* ``Logging.model_call_details`` (the ``logging_obj`` a handler is passed): the dict every callback
+  receives as ``kwargs``, on success and on failure alike; the usage log's fields ride in it.
 
 ``tests/unit/test_litellm_compat_contract.py`` fails loudly when a LiteLLM release moves one of them.
 """
@@ -118,3 +120,10 @@ def list_wildcard_models(provider: str, models: Callable[[], list[str]]) -> None
 
     mark_wrapped(get_provider_models)
     setattr(module, "get_provider_models", get_provider_models)  # noqa: B010
+
+
+def call_details(logging_obj: Any) -> dict[str, Any] | None:
+    """The dict LiteLLM hands every callback of this call as ``kwargs`` (success or failure);
+    ``None`` when the call has no logging object of that shape."""
+    details = getattr(logging_obj, "model_call_details", None)
+    return details if isinstance(details, dict) else None

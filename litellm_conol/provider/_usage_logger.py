@@ -12,6 +12,7 @@ from typing import Any
 from litellm.integrations.custom_logger import CustomLogger
 
 from ..core import HEALTH_CHECK_ACCOUNT, SETTINGS
+from ._usage_fields import USAGE_FIELDS_KEY
 
 ENV_USAGE_LOG = str(SETTINGS["usage_log"].env)
 ERROR_LIMIT = 300
@@ -57,13 +58,11 @@ def usage_record(kwargs: Mapping[str, Any], response_obj: Any, outcome: str) -> 
     conol = conol_fields(response_obj)
     error = payload.get("error_str")
     return {
+        **_identity(kwargs, payload, metadata),
         "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
         "outcome": outcome,
         "model_group": payload.get("model_group"),
         "model": payload.get("model"),
-        "user": kwargs.get("user") or payload.get("end_user") or None,
-        "key_alias": metadata.get("user_api_key_alias"),
-        "team_id": metadata.get("user_api_key_team_id"),
         "stream": bool(payload.get("stream")),
         "prompt_tokens": payload.get("prompt_tokens"),
         "completion_tokens": payload.get("completion_tokens"),
@@ -72,8 +71,38 @@ def usage_record(kwargs: Mapping[str, Any], response_obj: Any, outcome: str) -> 
         "session_id": conol.get("session_id"),
         "effective_model": conol.get("effective_model"),
         "model_downgraded": conol.get("model_downgraded"),
+        **_request_fields(kwargs, conol),
         "error": str(error)[:ERROR_LIMIT] if error else None,
         "pid": os.getpid(),
+    }
+
+
+def _identity(
+    kwargs: Mapping[str, Any], payload: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Who asked, as LiteLLM's standard logging object has it (what the proxy's auth wrote): the
+    end user (the request's ``user``), the key's hash and alias, its team and user."""
+    return {
+        "user": kwargs.get("user") or payload.get("end_user") or None,
+        "key_hash": metadata.get("user_api_key_hash"),
+        "key_alias": metadata.get("user_api_key_alias"),
+        "team_id": metadata.get("user_api_key_team_id"),
+        "user_id": metadata.get("user_api_key_user_id"),
+    }
+
+
+def _request_fields(kwargs: Mapping[str, Any], conol: Mapping[str, Any]) -> dict[str, Any]:
+    """Sessions spent, reuse, and what refused the request, as the handler noted them (``_usage_fields``);
+    for a call the handler never saw (LiteLLM failed before it), reuse from the response if any."""
+    noted = kwargs.get(USAGE_FIELDS_KEY)
+    if isinstance(noted, Mapping):
+        return dict(noted)
+    return {
+        "sessions_created": None,
+        "followup_turns": None,
+        "session_reused": conol.get("session_reused"),
+        "session_reuse_reason": conol.get("session_reuse_reason"),
+        "refused_by": None,
     }
 
 

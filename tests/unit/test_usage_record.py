@@ -1,0 +1,87 @@
+"""One usage-log line (``litellm_conol.usage_log.usage_record``) from what LiteLLM hands a callback:
+who asked (as the standard logging object has it), and what the handler noted of the request
+(sessions created, follow-up turns, reuse, refusals), on success and on failure alike."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from litellm_conol.provider._usage_fields import USAGE_FIELDS_KEY, request_fields
+from litellm_conol.usage_log import usage_record
+
+METADATA = {
+    "user_api_key_hash": "88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b",
+    "user_api_key_alias": "ci-key",
+    "user_api_key_team_id": "team-red",
+    "user_api_key_user_id": "u-42",
+    "user_api_key_end_user_id": "alice",
+}
+PAYLOAD = {
+    "metadata": METADATA,
+    "end_user": "alice",
+    "model_group": "chat",
+    "model": "conol/claude-haiku-4-5",
+    "prompt_tokens": 10,
+    "completion_tokens": 5,
+    "response_cost": 0.001,
+}
+
+
+def kwargs(noted: dict[str, Any] | None, **payload: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"standard_logging_object": {**PAYLOAD, **payload}}
+    if noted is not None:
+        out[USAGE_FIELDS_KEY] = noted
+    return out
+
+
+def test_who_asked_is_read_as_the_standard_logging_object_has_it():
+    record = usage_record(kwargs(request_fields(None)), None, "success")
+    assert record is not None
+    assert {k: record[k] for k in ("user", "key_hash", "key_alias", "team_id", "user_id")} == {
+        "user": "alice",
+        "key_hash": METADATA["user_api_key_hash"],
+        "key_alias": "ci-key",
+        "team_id": "team-red",
+        "user_id": "u-42",
+    }
+
+
+def test_a_refusal_is_logged_with_what_refused_it_and_no_session():
+    noted = {
+        "sessions_created": 0,
+        "followup_turns": 0,
+        "session_reused": False,
+        "session_reuse_reason": None,
+        "refused_by": "failure_memory",
+    }
+    record = usage_record(
+        kwargs(noted, error_str="refused without starting a conol session: …"), None, "failure"
+    )
+    assert record is not None
+    assert {k: record[k] for k in noted} == noted
+    assert (record["outcome"], record["error"]) == ("failure", "refused without starting a conol session: …")
+
+
+def test_without_noted_fields_reuse_comes_from_the_response_and_counts_are_unknown():
+    fields = {"session_reused": True, "session_reuse_reason": "history matched"}
+    message = SimpleNamespace(provider_specific_fields=fields)
+    response = SimpleNamespace(choices=[SimpleNamespace(message=message)])
+    record = usage_record(kwargs(None), response, "success")
+    assert record is not None
+    assert (record["sessions_created"], record["followup_turns"], record["refused_by"]) == (None, None, None)
+    assert (record["session_reused"], record["session_reuse_reason"]) == (True, "history matched")
+
+
+def test_a_request_the_handler_never_ran_has_zero_sessions():
+    class Refusal(Exception):
+        refused_by = "settings_boundary"
+
+    assert request_fields(None, Refusal()) == {
+        "sessions_created": 0,
+        "followup_turns": 0,
+        "session_reused": False,
+        "session_reuse_reason": None,
+        "refused_by": "settings_boundary",
+    }
+    assert request_fields(None, ValueError())["refused_by"] is None
