@@ -217,6 +217,15 @@ def test_the_usage_log_has_user_tokens_cost_and_session(team, usage_log):
     assert alice["cost"] == cost("chat", usage.prompt_tokens, usage.completion_tokens)  # same float ops
     assert alice["cost"] > 0
     assert (alice["session_id"], alice["usage_estimated"], alice["outcome"]) == (session, True, "success")
+    # what the request spent and who asked (the master key's hash is LiteLLM's own name for it)
+    assert {k: alice[k] for k in ("sessions_created", "followup_turns", "session_reused", "refused_by")} == {
+        "sessions_created": 1,
+        "followup_turns": 0,
+        "session_reused": False,
+        "refused_by": None,
+    }
+    assert alice["session_reuse_reason"] == "no earlier turn to continue"
+    assert (alice["key_hash"], alice["team_id"]) == ("litellm_proxy_master_key", None)
 
     assert (bob["model_group"], bob["model"], bob["stream"]) == ("reasoning", "conol/deepseek-v4-pro", True)
     assert (bob["prompt_tokens"], bob["completion_tokens"]) == (
@@ -230,6 +239,7 @@ def test_the_usage_log_has_user_tokens_cost_and_session(team, usage_log):
         agent_model("reasoning"),
         "success",
     )
+    assert (bob["sessions_created"], bob["followup_turns"], bob["refused_by"]) == (1, 0, None)
 
 
 async def _one_stream(proxy_client: openai.AsyncOpenAI, text: str) -> str:
