@@ -98,7 +98,7 @@ class Exchange:
     async def chunks(self, maker: ChunkMaker | None = None) -> AsyncIterator[ModelResponseStream]:
         """Run the turns; yield chunks when a ``maker`` is given (streaming). A request known not to
         validate is refused before anything is uploaded or created."""
-        validation = FailureGuard.of(self.request, self.request.body).validation()
+        validation = FailureGuard.of(self.request, self.request.body).validation(self.request)
         validation.check()
         conversation = list(self.messages)
         self.assets = await self._uploaded_images()

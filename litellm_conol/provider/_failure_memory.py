@@ -48,11 +48,14 @@ class FailureGuard:
     def failed(self, error: Remembered) -> Remembered:
         return _memory.record(self.request_key, error, time.monotonic())
 
-    def validation(self) -> FailureGuard:
+    def validation(self, request: ConolRequest) -> FailureGuard:
         """The guard of the request's validation (its answer, or its tool calls, never validating
         after the repair turns): a key of its own, so a first turn the agent ran without failing
-        does not forget it."""
-        return FailureGuard(f"{self.request_key}:validation")
+        does not forget it, holding what decides validation besides the body (the schemas and the
+        format instruction are in it): another ``tool_validation`` or ``max_repair_turns`` is
+        another request."""
+        how = f"{request.tool_validation}:{request.max_repair_turns}"
+        return FailureGuard(f"{self.request_key}:validation:{how}")
 
     def succeeded(self) -> None:
         _memory.forget(self.request_key)

@@ -16,7 +16,7 @@ from support.weather import OPENAI_TOOL as WEATHER
 
 import litellm_conol
 from litellm_conol.client._bindings import clear_stores
-from litellm_conol.fake import FakeConol
+from litellm_conol.fake import Done, FakeConol, Preview, Scenario, ScenarioContext, SetStatus
 from litellm_conol.provider._usage_fields import USAGE_FIELDS_KEY
 
 litellm.suppress_debug_info = True
@@ -103,17 +103,44 @@ async def test_four_identical_requests_that_never_validate_cost_two_rounds(conol
     ]
 
 
+def switchable_json(valid: dict[str, bool]) -> Scenario:
+    """Answers valid JSON while ``valid["now"]``, else not JSON: one request's outcome, switched
+    between attempts by the test."""
+
+    def steps(ctx: ScenarioContext) -> list[Any]:
+        text = '{"name": "Ada Lovelace", "age": 36}' if valid["now"] else "no JSON today"
+        return [Preview(text), SetStatus("completed"), Done()]
+
+    return Scenario("switchable_json", steps, description="valid JSON while the test says so")
+
+
 async def test_a_request_that_validates_in_between_forgets_the_failure(conol):
-    """max_repair_turns is not part of the session body: with one repair turn the request fails
-    (its third answer would be the valid one), with two it succeeds, and the success forgets."""
-    kwargs = request(conol, "Who? [[fake:json_repair valid_after=2]]", response_format=Person)
-    first = await attempt({**kwargs, "max_repair_turns": 1}, stream=False)
-    assert "max_repair_turns=1" in str(first) and "in a row" not in str(first)
+    valid = {"now": False}
+    conol.add_scenario(switchable_json(valid))
+    kwargs = request(conol, "Who? [[fake:switchable_json]]", response_format=Person)
+    assert "in a row" not in str(await attempt(kwargs, stream=False))
+    valid["now"] = True
     answer = await litellm.acompletion(**kwargs)
     assert answer.choices[0].message.content == '{"name": "Ada Lovelace", "age": 36}'
-    again = await attempt({**kwargs, "max_repair_turns": 1}, stream=False)
-    assert "in a row" not in str(again)  # a first failure again, not a repeat
-    assert len(conol.sessions) == 2 + 3 + 2
+    valid["now"] = False
+    assert "in a row" not in str(await attempt(kwargs, stream=False))  # a first failure again
+    assert "in a row" in str(await attempt(kwargs, stream=False))
+    assert "refused without starting" in str(await attempt(kwargs, stream=False))
+    assert len(conol.sessions) == ROUND + 1 + ROUND + ROUND
+
+
+async def test_other_validation_settings_are_another_request(conol):
+    """tool_validation and max_repair_turns decide validation but are not in the session body: a
+    request refused with one setting runs with another (with validation off, it answers)."""
+    marker, extra = NEVER_VALID["tool call"]
+    kwargs = request(conol, f"Settings {marker}", tool_validation="error", **extra)
+    for _ in range(3):
+        await attempt(kwargs, stream=False)
+    assert len(conol.sessions) == 2  # one turn per round: tool_validation 'error' repairs nothing
+    assert "in a row" not in str(await attempt({**kwargs, "tool_validation": "repair"}, stream=False))
+    assert len(conol.sessions) == 2 + ROUND
+    answer = await litellm.acompletion(**{**kwargs, "tool_validation": "off"})
+    assert answer.choices[0].message.tool_calls[0].function.arguments == '{"town": "Paris"}'
 
 
 async def test_one_users_failures_never_refuse_another_users_request(conol):
