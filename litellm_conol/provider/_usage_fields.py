@@ -57,4 +57,16 @@ def noting(kwargs: Mapping[str, Any]) -> Iterator[Noted]:
     finally:
         details = call_details(kwargs.get("logging_obj"))
         if details is not None:
-            details[USAGE_FIELDS_KEY] = request_fields(noted.exchange, error)
+            details[USAGE_FIELDS_KEY] = _added(
+                details.get(USAGE_FIELDS_KEY), request_fields(noted.exchange, error)
+            )
+
+
+def _added(earlier: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The proxy's Router retries a request on one logging object: the sessions and turns of the
+    attempts since the usage log last wrote a line of it (it takes the fields when it does) add up;
+    reuse and refusal are the last attempt's."""
+    if isinstance(earlier, Mapping):
+        for name in ("sessions_created", "followup_turns"):
+            fields[name] += int(earlier.get(name) or 0)
+    return fields

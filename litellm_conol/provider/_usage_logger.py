@@ -37,6 +37,9 @@ class UsageLogger(CustomLogger):  # type: ignore[misc]
 
     def _write(self, kwargs: dict[str, Any], response_obj: Any, outcome: str) -> None:
         record = usage_record(kwargs, response_obj, outcome)
+        # Counted once: the proxy's Router retries on one logging object, which may be logged at a
+        # failed attempt and again when a retry answers (docs/team-deployment.md#usage-log-and-spend).
+        kwargs.pop(USAGE_FIELDS_KEY, None)
         if record is None:
             return
         line = json.dumps(record, ensure_ascii=False, default=str)

@@ -23,7 +23,7 @@ import pytest
 from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
 from support.usage_log import usage_rows
 
-from litellm_conol.fake import FakeConol
+from litellm_conol.fake import Done, FakeConol, Preview, Scenario, ScenarioContext, SetStatus
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -226,6 +226,61 @@ def test_four_identical_never_valid_requests_cost_two_rounds(oai, fake, usage_fi
         ("failure", ROUND, None),
         ("failure", 0, "failure_memory"),
         ("failure", 0, "failure_memory"),
+    ]
+
+
+def test_with_the_routers_retries_two_client_attempts_cost_two_rounds(oai, fake, usage_file):
+    """The proxy's Router retries a 502 (num_retries: LiteLLM's default 2): the first client attempt
+    runs a round, the Router's retry the second, its next retry is refused; so is the client's
+    second attempt. The proxy runs failure callbacks once per request, at its first failing
+    attempt: the usage line of a request whose Router retries all fail counts that attempt's
+    sessions only (docs/team-deployment.md#usage-log-and-spend)."""
+    before = len(usage_rows(usage_file, 0))
+    request = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Who? with retries [[fake:json_never_valid]]"}],
+        "response_format": PERSON,
+    }
+    for _ in range(2):
+        with pytest.raises(openai.APIStatusError) as caught:
+            oai.chat.completions.create(**request)
+        assert caught.value.status_code == 502
+        assert "refused without starting a conol session" in caught.value.message
+    assert len(fake.sessions) == 2 * ROUND
+    rows = new_rows(usage_file, before, 2)
+    assert [(r["sessions_created"], r["refused_by"]) for r in rows] == [(ROUND, None), (0, "failure_memory")]
+
+
+def valid_from_the_fourth_session() -> Scenario:
+    created = []
+
+    def steps(ctx: ScenarioContext) -> list[Any]:
+        created.append(1)
+        text = '{"name": "Ada Lovelace", "age": 36}' if len(created) >= 4 else "no JSON yet"
+        return [Preview(text), SetStatus("completed"), Done()]
+
+    return Scenario("valid_from_the_fourth", steps, description="not JSON in the first three sessions")
+
+
+def test_a_request_answered_on_the_routers_retry_logs_every_attempts_sessions(oai, fake, usage_file):
+    fake.add_scenario(valid_from_the_fourth_session())
+    before = len(usage_rows(usage_file, 0))
+    message = (
+        oai.chat.completions.create(
+            model=MODEL,
+            messages=[{"role": "user", "content": "Who? [[fake:valid_from_the_fourth]]"}],
+            response_format=PERSON,
+        )
+        .choices[0]
+        .message
+    )
+    assert message.content == '{"name": "Ada Lovelace", "age": 36}'
+    assert len(fake.sessions) == ROUND + 1  # a round, then the Router's retry answered at once
+    # the proxy logs the failed attempt, then the answer: each line counts its own sessions
+    rows = new_rows(usage_file, before, 2)
+    assert [(r["outcome"], r["sessions_created"], r["followup_turns"]) for r in rows] == [
+        ("failure", ROUND, 0),
+        ("success", 1, 0),
     ]
 
 

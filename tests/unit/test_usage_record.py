@@ -85,3 +85,37 @@ def test_a_request_the_handler_never_ran_has_zero_sessions():
         "refused_by": "settings_boundary",
     }
     assert request_fields(None, ValueError())["refused_by"] is None
+
+
+def test_a_line_takes_the_noted_fields_so_a_later_line_of_the_same_call_counts_only_what_came_after(
+    tmp_path,
+):
+    """The proxy's Router retries on one logging object, logged at a failed attempt and again at
+    the answer: the second line must not count the first attempt's sessions again."""
+    import json
+
+    from litellm_conol.usage_log import UsageLogger
+
+    logger = UsageLogger(str(tmp_path / "usage.jsonl"))
+    call = kwargs(request_fields(None) | {"sessions_created": 3})
+    logger._write(call, None, "failure")
+    call[USAGE_FIELDS_KEY] = request_fields(None) | {"sessions_created": 1}
+    logger._write(call, None, "success")
+    lines = [json.loads(line) for line in (tmp_path / "usage.jsonl").read_text().splitlines()]
+    assert [(line["outcome"], line["sessions_created"]) for line in lines] == [("failure", 3), ("success", 1)]
+    assert USAGE_FIELDS_KEY not in call
+
+
+def test_attempts_on_one_logging_object_add_up_until_a_line_takes_them():
+    from litellm_conol.provider._usage_fields import noting
+
+    def exchange(sessions: int) -> Any:
+        runs = [SimpleNamespace(info=object(), start=None) for _ in range(sessions)]
+        reuse = SimpleNamespace(fields=lambda: {"session_reused": False, "session_reuse_reason": "x"})
+        return SimpleNamespace(runs=runs, reuse=reuse)
+
+    call = {"logging_obj": SimpleNamespace(model_call_details={})}
+    for sessions in (3, 3):
+        with noting(call) as noted:
+            noted.exchange = exchange(sessions)
+    assert call["logging_obj"].model_call_details[USAGE_FIELDS_KEY]["sessions_created"] == 6
