@@ -61,9 +61,9 @@ def usage_record(kwargs: Mapping[str, Any], response_obj: Any, outcome: str) -> 
     conol = conol_fields(response_obj)
     error = payload.get("error_str")
     return {
-        **_identity(kwargs, payload, metadata),
         "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
         "outcome": outcome,
+        **_identity(kwargs, payload, metadata),
         "model_group": payload.get("model_group"),
         "model": payload.get("model"),
         "stream": bool(payload.get("stream")),
