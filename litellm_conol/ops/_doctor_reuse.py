@@ -65,9 +65,10 @@ async def _check_followup(transport: Transport, model: CatalogModel, timeout: fl
         start = FollowUpStart(
             session_id=first.info.session_id,
             turn=turn,
-            boundary=TurnBoundary(frozenset(first.stages), RECALL),
+            boundary=TurnBoundary(first.boundary.history()),
             model=model.agent_model,
             effort="low",
+            info=first.info,
         )
         second = SessionRun(transport, first.body, Assembler(), timeout=timeout, start=start)
         async for _ in second.pieces():
