@@ -108,10 +108,11 @@ class Exchange:
             ):
                 raise self._failure(rejection)
             conversation = conversation + rejection.repair
-        await self.reuse.bind(self.runs, finished=True)
         if maker is not None:
             for chunk in self._held_chunks(maker):
                 yield chunk
+        streamed = maker.content_sent if maker is not None else None
+        await self.reuse.bind(self.runs, finished=True, text=streamed)
 
     async def _guarded_turn(
         self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool

@@ -217,8 +217,9 @@ class Reuse:
         _background.add(task)
         task.add_done_callback(_background.discard)
 
-    async def bind(self, runs: list[SessionRun], finished: bool) -> None:
-        """Remember the session for the next turn, when conol's history is what the client now holds."""
+    async def bind(self, runs: list[SessionRun], finished: bool, text: str | None = None) -> None:
+        """Remember the session for the next turn, when conol's history is what the client now holds.
+        ``text``: the answer's text as streamed to the client (``None``: not streamed)."""
         if not runs:
             return
         run = runs[-1]
@@ -238,7 +239,9 @@ class Reuse:
             self.not_bound = refusal
             return
         calls = [(call.id, call.name, call.arguments) for call in answer.tool_calls]
-        history = await self._history_after(returned_assistant(answer.final_text, calls))
+        if text is None:  # an answer with tool calls has null content: its text is not the client's
+            text = "" if calls else answer.final_text
+        history = await self._history_after(returned_assistant(text, calls))
         earlier = self._binding if self.reused else None
         binding = Binding(
             session_id=run.info.session_id,

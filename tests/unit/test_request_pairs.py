@@ -42,12 +42,11 @@ What each client changes when it resends history, as recorded (handler view unle
   ``x-anthropic-billing-header: cc_version=2.1.332.<3 hex, per conversation>; cc_entrypoint=cli|sdk-cli;``:
   an interactive conversation continued with ``-p`` changes it, and nothing else.
 
-Where the next request cannot match the bound history today (``NOT_RECEIVED``): on the non-streamed
-routes (openai chat, openai ``responses``, anthropic messages) text written alongside a tool call never
-reaches the client (chat: ``content: null`` and the text in ``text_with_tool_calls``; the others drop
-it), and on a cold proxy the ``/v1/responses`` stream lost it too (Codex's first request) — but we bind
-``final_text``. The pairs match once the binding holds the text the client received
-(``test_the_history_holds_what_the_client_received``).
+Text a client never received is not bound: on the non-streamed routes (openai chat, openai
+``responses``, anthropic messages) text written alongside a tool call never reaches the client (chat:
+``content: null`` and the text in ``text_with_tool_calls``; the others drop it), so the binding holds
+the answer's text as streamed, or none (``_bound_text``). On a cold proxy LiteLLM's ``/v1/responses``
+stream bridge lost such text too (Codex's first request): that turn starts a new session.
 """
 
 from __future__ import annotations
@@ -68,20 +67,16 @@ from litellm_conol.core._reuse import canonical_history
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "request_pairs"
 SCOPE, SETTINGS = "scope", "settings"
 
-NOT_RECEIVED = "the client never received the text we bound with the tool call (see the module doc)"
+LOST_BY_LITELLM = (
+    "LiteLLM's /v1/responses stream bridge lost the text streamed before the tool call (a cold proxy)"
+)
 BILLING_HEADER = (
     "Claude Code's system billing header says cc_entrypoint=cli in an interactive session and sdk-cli "
     "under -p: the conversation is the same, the system message is not"
 )
-# Pairs that do not fingerprint equal today, by fixture and pair index, and why.
+# Pairs whose next request does not continue the session we bind, by fixture and pair index, and why.
 KNOWN_MISMATCHES: dict[str, str] = {
-    "anthropic-sdk-messages-0": NOT_RECEIVED,
-    "anthropic-sdk-messages-4": NOT_RECEIVED,
-    "openai-sdk-chat-0": NOT_RECEIVED,
-    "openai-sdk-chat-4": NOT_RECEIVED,
-    "openai-sdk-responses-0": NOT_RECEIVED,
-    "openai-sdk-responses-4": NOT_RECEIVED,
-    "codex-exec-0": NOT_RECEIVED,
+    "codex-exec-0": LOST_BY_LITELLM,
     "claude-code-modes-1": BILLING_HEADER,
 }
 
@@ -94,6 +89,7 @@ class Pair:
     text: str  # the answer we bound: returned_assistant(text, calls)
     calls: list[tuple[str, str, str]]
     received_text: str  # the answer's text as the client received it
+    streamed: bool  # the earlier request was streamed
     next: list[Any]  # the next request's messages, as the handler received them
 
 
@@ -137,6 +133,7 @@ def _load(path: Path) -> list[Pair]:
                 text=returned["text"],
                 calls=[tuple(call) for call in returned["tool_calls"]],
                 received_text=_received_text(earlier["received"]),
+                streamed=bool(earlier["raw"].get("stream")),
                 next=[parts[i] for i in later["handler"]],
             )
         )
@@ -189,8 +186,9 @@ def test_the_fixtures_hold_every_client_and_route():
 @pytest.mark.parametrize("pair", _params(KNOWN_MISMATCHES))
 def test_the_next_request_continues_the_bound_history(pair: Pair):
     """What the handler does: the next request's history fingerprints as the earlier request plus
-    the answer we bound."""
-    bound = [*pair.earlier, returned_assistant(pair.text, pair.calls)]
+    the answer we bind: its text as streamed, or none when a non-streamed answer has tool calls
+    (its content is null: provider/_reuse.py ``bind``)."""
+    bound = [*pair.earlier, returned_assistant(_bound_text(pair), pair.calls)]
     history = _history(pair)
     assert canonical_history(history) == canonical_history(bound)
     assert history_digest(SCOPE, SETTINGS, history) == history_digest(SCOPE, SETTINGS, bound)
@@ -205,11 +203,17 @@ def test_the_history_holds_what_the_client_received(pair: Pair):
     assert history_digest(SCOPE, SETTINGS, history) == history_digest(SCOPE, SETTINGS, bound)
 
 
+def _bound_text(pair: Pair) -> str:
+    return pair.text if pair.streamed or not pair.calls else ""
+
+
 def test_the_unreceived_text_is_what_the_client_lacks():
-    """The known mismatches of the first kind are exactly the pairs where the bound text is not the
-    received one, and the client received none of it."""
+    """The text the client did not receive is exactly what a non-streamed answer with tool calls
+    carried (we no longer bind it), plus what LiteLLM's responses bridge lost."""
     differing = {pair.id for pair in PAIRS if pair.text != pair.received_text}
-    assert differing == {pair_id for pair_id, why in KNOWN_MISMATCHES.items() if why == NOT_RECEIVED}
+    not_streamed = {pair.id for pair in PAIRS if _bound_text(pair) != pair.text}
+    lost = {pair_id for pair_id, why in KNOWN_MISMATCHES.items() if why == LOST_BY_LITELLM}
+    assert differing == not_streamed | lost
     assert all(pair.received_text == "" for pair in PAIRS if pair.id in differing)
 
 
@@ -257,12 +261,11 @@ def _edit_image(drop: bool) -> Callable[[list[Any]], list[Any] | None]:
     return edit
 
 
-WHITESPACE = "canonical_history collapses all whitespace (issue 24, item 6)"
 EDITS: dict[str, tuple[Callable[[list[Any]], list[Any] | None], str | None]] = {
-    "answer code re-indented": (_edit_text("assistant", "\n    return 1", "\n  return 1"), WHITESPACE),
-    "answer double space made single": (_edit_text("assistant", "Done.  Here", "Done. Here"), WHITESPACE),
-    "tool output tab made a space": (_edit_text("tool", "second\tline", "second line"), WHITESPACE),
-    "tool output line unindented": (_edit_text("tool", "\n  22 °C", "\n22 °C"), WHITESPACE),
+    "answer code re-indented": (_edit_text("assistant", "\n    return 1", "\n  return 1"), None),
+    "answer double space made single": (_edit_text("assistant", "Done.  Here", "Done. Here"), None),
+    "tool output tab made a space": (_edit_text("tool", "second\tline", "second line"), None),
+    "tool output line unindented": (_edit_text("tool", "\n  22 °C", "\n22 °C"), None),
     "image byte changed": (_edit_image(drop=False), None),
     "image dropped": (_edit_image(drop=True), None),
 }
