@@ -121,6 +121,7 @@ class SessionRecord:
     expected: Expected
     status: str
     turns: int = 1  # turns run on this session (an empty create runs none)
+    images: list[str] = field(default_factory=list)  # sha256 of the transcript's images, in order
     model_calls: list[dict[str, Any]] = field(default_factory=list)  # /model bodies, in order
     status_history: list[tuple[float, str]] = field(default_factory=list)
     terminal_at: float | None = None
@@ -176,6 +177,7 @@ class SessionRecord:
             "timezone": self.timezone,
             "tools": self.tools,
             "messages": self.messages,
+            "images": self.images,
             "expected": self.expected.to_json(),
             "status_history": [list(item) for item in self.status_history],
             "status_poll_times": self.status_poll_times,

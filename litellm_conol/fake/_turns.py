@@ -108,6 +108,7 @@ class TurnEndpoints:
         if problem is not None:
             return error_response(400, problem)
         new = [part["content"] for part in body["messages"] if part["type"] == "text"]
+        images = [*live.record.images, *state.assets.digests(body["messages"])]
         transcript = [*live.record.messages, *new]
         name, params = find_marker(transcript) or (live.record.scenario, live.record.params)
         scenario = state.scenarios.get(name)
@@ -116,6 +117,7 @@ class TurnEndpoints:
         rec = live.record
         ctx = ScenarioContext(
             messages=tuple(transcript),
+            images=tuple(images),
             params=params,
             tools=tuple(rec.tools),
             model=rec.effective_model,
@@ -126,6 +128,7 @@ class TurnEndpoints:
             script = scenario.script(ctx)
         except ScenarioError as exc:
             return error_response(400, f"scenario {name!r}: {exc}")
+        live.record.images = images
         self._start(live, scenario, script, new, params)
         return web.Response(status=202)
 
