@@ -253,7 +253,10 @@ class Run:
             for r in records
             if r.method == "POST" and r.path.endswith("/messages") and _session_of(r) not in created
         ]
-        self.touched[caller] |= {sid for sid in map(_session_of, records) if sid is not None}
+        # what acts on a session (a create, a turn, /model): a status poll the caller's previous
+        # request sent as it finished may reach the fake in this request's window, under load
+        acting = [r for r in records if r.method == "POST"]
+        self.touched[caller] |= {sid for sid in map(_session_of, acting) if sid is not None}
         # a turn POST (a follow-up, or a pinned start's first turn) that answered 5xx may have been taken
         failed = next(
             (
