@@ -30,6 +30,7 @@ from ..core import (
     ConolError,
     ConolRequest,
     Continue,
+    Fresh,
     TurnBody,
     TurnBoundary,
     bind_refusal,
@@ -77,10 +78,12 @@ class Reuse:
         split = split_new_turn(self.messages)
         continuable = split is not None and request.output_format is None
         binding = None
+        await upstream_memory.refresh(self.scope, body.agent_model, request.reuse.redis_url)
         refused = upstream_memory.refused(self.scope)
+        store, key = binding_store(request.reuse), ""
         if self._options_on and continuable and not refused and split is not None:
-            store = binding_store(request.reuse)
-            binding = await store.take(history_digest(self.scope, self.settings, split[0]))
+            key = history_digest(self.scope, self.settings, split[0])
+            binding = await store.peek(key)  # consumed below only to continue it
         decision = decide(
             binding,
             options=request.reuse,
@@ -90,6 +93,8 @@ class Reuse:
             upstream_refused=refused,
             pinning=self._pins(),
         )
+        if isinstance(decision, Continue) and await store.take(key, decision.binding) is None:
+            decision = Fresh("another request took this session")
         if isinstance(decision, Continue) and split is not None:
             parts = render_turn(*split, request.image_limits)
             turn = TurnBody(messages=resolve_parts(parts, assets), timezone=body.timezone)
@@ -156,6 +161,7 @@ class Reuse:
             return
         run = runs[-1]
         self._learn(run)
+        await upstream_memory.flush()  # what this request learnt reaches the other workers before it ends
         if not self._options_on or run.info is None:
             return
         answer = run.assembler
