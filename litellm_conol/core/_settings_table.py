@@ -86,7 +86,7 @@ _TIMING = (
             "status polls in flight at once per process (per event loop), all sessions together",
             env="CONOL_MAX_CONCURRENT_POLLS", param=False, low=1, high=10000, section="timing"),
     Setting("failure_memory_seconds", "seconds", 300.0, "operator",
-            "how long each process remembers an agent failure per request "
+            "how long an agent failure is remembered per request (in Redis when reuse has one) "
             "([details](effort-and-retries.md#the-memory-of-recent-failures)); `0` turns it off",
             env="CONOL_FAILURE_MEMORY_SECONDS", param=False, low=0, high=DAY, section="timing"),
 )
