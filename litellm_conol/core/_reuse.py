@@ -41,7 +41,8 @@ class ReuseOptions:
     ttl: float = DEFAULT_TTL
     cap: int = DEFAULT_CAP
     backoff: float = DEFAULT_BACKOFF
-    redis_url: str | None = None  # the deployment's Redis (else the environment's, else memory)
+    # the deployment's Redis (else the environment's, else memory); holds the password: never in a repr
+    redis_url: str | None = field(default=None, repr=False)
 
 
 def reuse_options(settings: Settings) -> ReuseOptions:

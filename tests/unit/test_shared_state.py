@@ -20,7 +20,7 @@ from litellm_conol.core import (
     failure_error,
     settings_of,
 )
-from litellm_conol.core._reuse import redis_url
+from litellm_conol.core._reuse import redis_url, reuse_options
 from litellm_conol.fake._library import CREDIT_MESSAGE, DETERMINISTIC_MESSAGE, UNEXPLAINED_MESSAGE
 from litellm_conol.provider._failure_memory import PASSED, FailureGuard
 
@@ -80,6 +80,12 @@ def test_one_redis_client_per_event_loop():
 
     first, second = asyncio.run(made()), asyncio.run(made())
     assert first is not second  # a client is bound to the loop it was made on
+
+
+def test_the_reuse_options_never_show_the_redis_url():
+    options = reuse_options(settings_of({"redis_host": "h", "redis_password": "hunter2-secret"}, {}))
+    assert options.redis_url == "redis://:hunter2-secret@h:6379"
+    assert "hunter2" not in repr(options)
 
 
 def test_a_redis_state_never_shows_its_url():
