@@ -79,7 +79,8 @@ fake: $(STAMP)
 clean:
 	rm -rf $(VENV) .nox build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
-# Session reuse on vs off: a 20-turn Claude-Code-shaped task (bench/reuse.py); ARGS=--write appends
-# the table to bench/RESULTS.md.
+# Session reuse on vs off: a 20-turn Claude-Code-shaped task (bench/reuse.py): bytes sent and received
+# and the client's CPU per turn, follow-up streams replaying earlier turns or not, and a profile of a
+# replaying run (~1.5 min); ARGS=--write appends the tables to bench/RESULTS.md.
 bench-reuse: $(STAMP)
 	$(BIN)/python -m bench.reuse $(ARGS)

@@ -1,26 +1,35 @@
 """Session reuse on vs off: a 20-turn Claude-Code-shaped agent task against the fake conol.
 
-    python -m bench.reuse            # prints the table
-    python -m bench.reuse --write    # and appends it to bench/RESULTS.md
+    python -m bench.reuse                 # prints the tables
+    python -m bench.reuse --write         # and appends them to bench/RESULTS.md
+    python -m bench.reuse --no-profile    # without the profile of a replaying run
 
 The conversation is what Claude Code sends for a task of 19 tool calls and an answer: a long
 system prompt (16 KB), 12 tool definitions, and a 2 KB tool result after each call; each turn is one
-``litellm.acompletion`` (in process, against ``FakeConol`` on 127.0.0.1, scenario ``agent_loop``).
-Measured per turn: bytes POSTed to conol (the JSON bodies of create, turn and ``/model`` calls, as
-compact JSON), sessions created so far, and the turn's wall time; reuse on (default) and off
-(``session_reuse: off``), the same conversation otherwise.
+``litellm.acompletion`` in this process, against the fake conol in its own process (scenario
+``agent_loop``). Three runs of the same conversation: reuse on with the follow-up stream replaying
+the session's earlier turns (``followup_replay`` on, the fake's default), reuse on with a follow-up
+stream that starts at the new turn (``followup_replay`` off), and reuse off (``session_reuse: off``:
+every turn a new session, no follow-up, so the replay reading does not apply). Per turn: bytes sent,
+bytes received, the client's CPU, the fake's CPU, sessions so far and the turn's wall time; how each
+is measured: ``bench/reuse_meter.py``. Then a profile of the client over a replaying run: where the
+CPU of a follow-up turn goes (``bench/reuse_profile.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import datetime as dt
 import json
 import os
 import platform
 import statistics
+import subprocess
 import time
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +39,25 @@ import litellm
 
 import litellm_conol
 from litellm_conol.client._bindings import clear_stores
-from litellm_conol.fake import FakeConol
+
+from .reuse_meter import FakeProcess, StreamMeter, body_bytes, metered
+from .reuse_tables import report
 
 TURNS = 20
 REPEATS = 3
 RESULTS = Path(__file__).with_name("RESULTS.md")
+OUT = Path(__file__).with_name("out")
 SYSTEM = ("You are Claude Code, Anthropic's official CLI for Claude. " * 280)[:16_000]
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    reuse: str  # session_reuse of the requests
+    replay: bool  # the fake's followup_replay
+
+
+MODES = (Mode("on, replay", "auto", True), Mode("on, no replay", "auto", False), Mode("off", "off", True))
 
 
 def tools() -> list[dict[str, Any]]:
@@ -88,115 +110,154 @@ def tool_output(step: int) -> str:
     return (line * (2048 // len(line) + 1))[:2048]
 
 
-def body_bytes(record: Any) -> int:
-    return len(json.dumps(record.body, separators=(",", ":"), ensure_ascii=False).encode())
-
-
-async def conversation(fake: FakeConol, reuse: str) -> list[dict[str, float]]:
-    fake.reset()
-    clear_stores()
-    kw = {"api_base": fake.base_url, "api_key": fake.token, "model": "conol/claude-haiku-4-5"}
-    messages: list[dict[str, Any]] = [
+def first_messages() -> list[dict[str, Any]]:
+    return [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"[[fake:agent_loop calls={TURNS - 1}]] Refactor the project."},
     ]
-    rows = []
-    for turn in range(1, TURNS + 1):
-        seen = len(fake.requests)
-        started = time.perf_counter()
+
+
+async def turn(
+    fake: FakeProcess, mode: Mode, messages: list[dict[str, Any]], profiler: cProfile.Profile | None
+) -> tuple[Any, dict[str, float]]:
+    """One ``litellm.acompletion``: its response and what it cost (the meter must be installed);
+    ``profiler`` runs during the call."""
+    kw = {"api_base": fake.base_url, "api_key": fake.token, "model": "conol/claude-haiku-4-5"}
+    fake_cpu, cpu, started = fake.cpu, time.process_time(), time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    try:
         response = await litellm.acompletion(
-            **kw, messages=messages, tools=tools(), extra_body={"session_reuse": reuse}
+            **kw, messages=messages, tools=tools(), extra_body={"session_reuse": mode.reuse}
         )
-        elapsed = time.perf_counter() - started
+    finally:
+        if profiler is not None:
+            profiler.disable()
+    elapsed, cpu, fake_cpu = time.perf_counter() - started, time.process_time() - cpu, fake.cpu - fake_cpu
+    return response, {"seconds": elapsed, "cpu": cpu, "fake_cpu": fake_cpu}
+
+
+async def conversation(
+    fake: FakeProcess, mode: Mode, meter: StreamMeter, profiler: cProfile.Profile | None = None
+) -> list[dict[str, Any]]:
+    """The task's turns; ``profiler`` runs during the follow-up turns (2 to the last)."""
+    fake.reset(followup_replay=mode.replay)
+    clear_stores()
+    meter.take()
+    messages = first_messages()
+    rows: list[dict[str, Any]] = []
+    sent_before = 0
+    for number in range(1, TURNS + 1):
+        response, costs = await turn(fake, mode, messages, profiler if number > 1 else None)
+        received, connections, streams = meter.take()
+        requests = fake.requests()
+        posted = [r for r in requests[sent_before:] if r["method"] == "POST"]
+        sent_before = len(requests)
         message = response.choices[0].message
-        posted = [r for r in fake.requests[seen:] if r.method == "POST"]
+        fields = message.provider_specific_fields or {}
         rows.append(
             {
-                "turn": turn,
-                "bytes": sum(body_bytes(r) for r in posted),
-                "sessions": len(fake.sessions),
-                "seconds": elapsed,
-                "reused": bool((message.provider_specific_fields or {}).get("session_reused")),
+                "turn": number,
+                "sent": sum(body_bytes(r) for r in posted),
+                "received": received,
+                "connections": connections,
+                "sessions": fake.session_count(),
+                "reused": bool(fields.get("session_reused")),
+                "streams": streams,
+                **costs,
             }
         )
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls or ():
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(turn)})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(number)})
         if not message.tool_calls:
             assert message.content == f"Finished after {TURNS - 1} tool call(s).", message.content
     return rows
 
 
-def table(on: list[dict[str, float]], off: list[dict[str, float]]) -> str:
-    lines = [
-        "| turn | bytes POSTed, reuse on | reuse off | sessions so far, on | off | turn time on, median of "
-        f"{REPEATS} (ms) | off (ms) |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for a, b in zip(on, off, strict=True):
-        lines.append(
-            f"| {a['turn']:.0f} | {a['bytes']:,.0f} | {b['bytes']:,.0f} "
-            f"| {a['sessions']:.0f} | {b['sessions']:.0f} "
-            f"| {a['seconds'] * 1000:.0f} | {b['seconds'] * 1000:.0f} |"
-        )
-    total_on, total_off = sum(r["bytes"] for r in on), sum(r["bytes"] for r in off)
-    lines.append(
-        f"| **total** | **{total_on:,.0f}** | **{total_off:,.0f}** | **{on[-1]['sessions']:.0f}** "
-        f"| **{off[-1]['sessions']:.0f}** | {sum(r['seconds'] for r in on) * 1000:.0f} "
-        f"| {sum(r['seconds'] for r in off) * 1000:.0f} |"
-    )
-    added = [(a["seconds"] - b["seconds"]) * 1000 for a, b in zip(on[1:], off[1:], strict=True)]
-    lines += [
-        "",
-        f"Bytes at turn {TURNS}: {total_on:,.0f} vs {total_off:,.0f} in total "
-        f"({total_off / total_on:.1f}x fewer); "
-        f"sessions {on[-1]['sessions']:.0f} vs {off[-1]['sessions']:.0f}; reused turns "
-        f"{sum(1 for r in on if r['reused'])} of {TURNS}. Added time per turn (on - off, turns 2-{TURNS}): "
-        f"median {statistics.median(added):+.0f} ms, min {min(added):+.0f}, max {max(added):+.0f}.",
-    ]
-    return "\n".join(lines)
-
-
-async def amain() -> str:
-    litellm.suppress_debug_info = True
-    litellm_conol.register()
-    runs: dict[str, list[list[dict[str, float]]]] = {"auto": [], "off": []}
-    async with FakeConol() as fake:
-        await conversation(fake, "auto")  # warm-up: imports, tokenizer, pool
-        for _ in range(REPEATS):  # interleaved, so load on the machine hits both alike
-            for mode in ("auto", "off"):
-                runs[mode].append(await conversation(fake, mode))
-    return table(per_turn_median(runs["auto"]), per_turn_median(runs["off"]))
-
-
-def per_turn_median(runs: list[list[dict[str, float]]]) -> list[dict[str, float]]:
-    """Bytes and sessions are the same in every run; the time is each turn's median over the runs."""
+def per_turn_median(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Bytes and sessions must be the same in every run (checked); times and CPU are each turn's
+    median over the runs."""
     rows = []
     for turn_rows in zip(*runs, strict=True):
-        row = dict(turn_rows[0])
-        row["seconds"] = statistics.median(r["seconds"] for r in turn_rows)
+        row = {k: v for k, v in turn_rows[0].items() if k != "streams"}
+        for key in ("sent", "sessions", "reused"):
+            assert len({r[key] for r in turn_rows}) == 1, (key, [r[key] for r in turn_rows])
+        for key in ("received", "connections", "seconds", "cpu", "fake_cpu"):
+            row[key] = statistics.median(r[key] for r in turn_rows)
+        row["received_spread"] = max(r["received"] for r in turn_rows) - min(r["received"] for r in turn_rows)
         rows.append(row)
     return rows
 
 
+async def measure(fake: FakeProcess) -> dict[str, list[dict[str, Any]]]:
+    runs: dict[str, list[list[dict[str, Any]]]] = {mode.name: [] for mode in MODES}
+    with metered(StreamMeter()) as meter:
+        await conversation(fake, MODES[0], meter)  # warm-up: imports, tokenizer, pool
+        for _ in range(REPEATS):  # interleaved, so load on the machine hits every mode alike
+            for mode in MODES:
+                runs[mode.name].append(await conversation(fake, mode, meter))
+    return {name: per_turn_median(mode_runs) for name, mode_runs in runs.items()}
+
+
+async def amain(profile: bool) -> tuple[str, dict[str, Any]]:
+    litellm.suppress_debug_info = True
+    litellm_conol.register()
+    fake = FakeProcess.start()
+    try:
+        rows = await measure(fake)
+        profiled = None
+        if profile:
+            from .reuse_profile import profile_replay
+
+            profiled = await profile_replay(
+                lambda meter, profiler: conversation(fake, MODES[0], meter, profiler), tools()
+            )
+    finally:
+        fake.stop()
+    return report(rows, profiled, TURNS, REPEATS), {"rows": rows, "profile": profiled}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.reuse")
-    parser.add_argument("--write", action="store_true", help="append the table to bench/RESULTS.md")
+    parser.add_argument("--write", action="store_true", help="append the tables to bench/RESULTS.md")
+    parser.add_argument("--no-profile", action="store_true", help="skip the profile of a replaying run")
     args = parser.parse_args()
-    result = asyncio.run(amain())
+    result, raw = asyncio.run(amain(profile=not args.no_profile))
     print(result)
+    stamp = dt.datetime.now(dt.UTC)
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"reuse-{stamp:%Y%m%d-%H%M%S}.json").write_text(json.dumps(raw, indent=1, default=str))
     if args.write:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         section = (
-            f"\n\n## Session reuse, {stamp}\n\n"
-            f"`python -m bench.reuse --write` (`make bench-reuse`) on {platform.machine()} / Python "
-            f"{platform.python_version()}: a {TURNS}-turn Claude-Code-shaped task (16 KB system prompt, "
-            "12 tools, 2 KB tool results) through `litellm.acompletion` against the fake conol, "
-            "reuse on vs off.\n\n"
+            f"\n\n## Session reuse, {stamp:%Y-%m-%d %H:%M} UTC\n\n"
+            f"`python -m bench.reuse --write` (`make bench-reuse ARGS=--write`) on {platform.machine()}, "
+            f"{os.cpu_count()} cores / Python {platform.python_version()} / litellm "
+            f"{_version('litellm')}, git {_git()}: a {TURNS}-turn Claude-Code-shaped task (16 KB system "
+            "prompt, 12 tools, 2 KB tool results) through `litellm.acompletion` against the fake conol in "
+            "its own process; reuse on (follow-up streams replaying earlier turns, and not) vs off. How "
+            "each number is measured: `bench/reuse_meter.py`.\n\n"
             f"{result}\n"
         )
         with RESULTS.open("a", encoding="utf-8") as handle:
             handle.write(section)
+
+
+def _git() -> str:
+    """The commit measured, and whether the tree differed from it."""
+    try:
+        run = partial(subprocess.run, cwd=RESULTS.parent.parent, capture_output=True, text=True, check=True)
+        commit = run(["git", "rev-parse", "--short", "HEAD"]).stdout.strip()
+        dirty = run(["git", "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return commit + (" + uncommitted changes" if dirty else "")
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
 
 
 if __name__ == "__main__":

@@ -21,12 +21,12 @@ import time
 from typing import Protocol
 
 from ..core import Binding, ReuseOptions
+from ..core._reuse import BINDING_FORMAT
 from ._shared import MemoryState, RedisState, SharedState, clear_shared_state, shared_state
 
-# The version of the binding format in every key: a change to what Binding's JSON means changes it,
-# so during a rolling upgrade old and new workers never read each other's bindings.
-BINDING_FORMAT = "v2"
-BINDING_KIND = f"reuse:{BINDING_FORMAT}"
+# The binding format's version in every key (``core.BINDING_FORMAT``, which a change to what
+# Binding's JSON means changes): during a rolling upgrade old and new workers read different keys.
+BINDING_KIND = f"reuse:v{BINDING_FORMAT}"
 KEY_PREFIX = f"litellm-conol:{BINDING_KIND}:"
 
 

@@ -21,7 +21,6 @@ from ..core import (
     EndPolicy,
     Finish,
     GiveUp,
-    HistoryDelta,
     Piece,
     Poll,
     RequestTimeout,
@@ -34,6 +33,7 @@ from ..core import (
     parse_event,
     unreadable_reason,
 )
+from ..core._turn_boundary import TurnBoundary
 from ._followup import SessionStart
 from ._inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
 from ._transport import SessionTransport
@@ -61,10 +61,12 @@ class SessionRun:
 
     info: SessionInfo | None = field(default=None, init=False)
     stats: RunStats = field(default_factory=RunStats, init=False)
-    stages: list[str] = field(default_factory=list, init=False)  # stage ids seen: the session's history
+    boundary: TurnBoundary = field(init=False)  # the new turn's start; records the session's stage logs
     _last_stream_error: ConolError | None = field(default=None, init=False, repr=False)
     _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
-    _stage_set: set[str] = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.boundary = self.start.boundary if self.start is not None else TurnBoundary()
 
     async def pieces(self) -> AsyncIterator[list[Piece]]:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""
@@ -230,18 +232,13 @@ class SessionRun:
         return []
 
     def _this_turn(self, event: ConolEvent) -> ConolEvent | None:
-        """The event as far as it is this turn's; every stage id it names is remembered (the
-        session's history, for the next follow-up's boundary)."""
-        for stage in event.stages if isinstance(event, HistoryDelta) else ():
-            if stage.id is not None and stage.id not in self._stage_set:
-                self._stage_set.add(stage.id)
-                self.stages.append(stage.id)
-        return self.start.boundary.filter(event) if self.start is not None else event
+        """The event as far as it is this turn's (the boundary also records the session's stage
+        logs, for the next follow-up's boundary)."""
+        return self.boundary.filter(event)
 
     def _this_turn_status(self, status: str | None) -> str | None:
         """A terminal status before the new turn showed up is the previous turn's: as good as unknown."""
-        start = self.start
-        if start is None or start.boundary.started or status is None:
+        if self.boundary.started or status is None:
             return status
         return None if status.lower() in TERMINAL_STATUSES else status
 
@@ -255,6 +252,7 @@ class SessionRun:
             raise self._reconnects_exhausted(session_id)
         self.stats.reconnects += 1
         policy.on_reconnected()
+        self.boundary.reconnected()
         backoff = self.reconnect_backoff * 2 ** (self.stats.reconnects - 1)
         self._start(tasks, self._read_stream(session_id, inbox, delay=backoff))
 

@@ -1,15 +1,21 @@
 """Opening a turn other than by one create: a follow-up on a bound session, or an empty create whose
 model is pinned with ``/model`` before the turn is posted (docs/protocol.md#follow-up-turns, #model-pinning).
 
-Either one is a :class:`SessionStart` the driver calls instead of its create. A follow-up conol
-refuses (any answer but 2xx, 401/403 aside) raises :class:`FollowUpRefused`, which the provider
-answers with a new full session: nothing was streamed yet, so the caller sees the same answer.
+Either one is a :class:`SessionStart` the driver calls instead of its create. What conol answers a
+follow-up decides what happens next, by what it means (docs/session-reuse.md#when-a-follow-up-fails):
+
+* the endpoint does not exist or is not allowed there (405, 501; a 404 while the session itself is
+  still there) → :class:`FollowUpRefused` ``unsupported``: follow-ups stay off for that upstream;
+* the session is gone (404, 410), busy (409, 423) or the turn was refused (400, 413, 415, 422) →
+  :class:`FollowUpRefused` for this conversation only: a new full session answers it;
+* a rate limit, a server error or a timeout → the caller's usual (retryable) error; ``posted`` says
+  whether conol may have taken the turn, so a retry reads that turn instead of posting it twice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 from ..core import (
     AuthenticationFailed,
@@ -19,21 +25,36 @@ from ..core import (
     PermissionDenied,
     SessionInfo,
     TurnBody,
-    TurnBoundary,
     UpstreamError,
     model_bodies,
 )
+from ..core._turn_boundary import TurnBoundary
 from ._transport import SessionTransport
+
+RefusalKind = Literal["unsupported", "gone", "busy", "rejected"]
+Posted = Literal["no", "unknown", "yes"]
+
+UNSUPPORTED = frozenset({405, 501})
+GONE = frozenset({404, 410})
+BUSY = frozenset({409, 423})
+REJECTED = frozenset({400, 413, 415, 422})
+NOT_TAKEN = frozenset({429, 503})  # conol said so before doing anything: the turn was not taken
 
 
 class FollowUpRefused(UpstreamError):
-    """conol did not take a turn on an existing session (not supported, the session is gone, …)."""
+    """conol did not take a turn on an existing session; ``kind`` says why (module docstring)."""
+
+    def __init__(self, message: str, *, kind: RefusalKind, status_code: int | None = None) -> None:
+        super().__init__(message, status_code=status_code)
+        self.kind: RefusalKind = kind
 
 
 class TurnTransport(SessionTransport, Protocol):
     async def post_turn(self, session_id: str, body: TurnBody) -> None: ...
 
     async def set_model(self, session_id: str, body: dict[str, Any]) -> bool: ...
+
+    async def get_raw(self, path: str, doing: str) -> tuple[int, bytes, dict[str, str]]: ...
 
 
 class SessionStart(Protocol):
@@ -44,36 +65,90 @@ class SessionStart(Protocol):
     async def open(self, transport: SessionTransport) -> SessionInfo: ...
 
 
-async def _post(transport: TurnTransport, session_id: str, turn: TurnBody) -> None:
-    try:
-        await transport.post_turn(session_id, turn)
-    except (AuthenticationFailed, PermissionDenied):
-        raise  # the token, not the follow-up: a new session would fail the same way
-    except ConolError as exc:
-        raise FollowUpRefused(
-            f"conol refused a turn on session {session_id}: {exc.message}", status_code=exc.status_code
-        ) from None
+async def _refusal_kind(transport: TurnTransport, session_id: str, status: int) -> RefusalKind | None:
+    """What a refused follow-up means; ``None``: not a refusal (the caller's usual error)."""
+    if status in UNSUPPORTED:
+        return "unsupported"
+    if status == 404:
+        # the session or the endpoint: the session's own address tells which
+        try:
+            found, _, _ = await transport.get_raw(f"/api/sessions/{session_id}", "checking the session")
+        except ConolError:
+            return "gone"
+        return "unsupported" if 200 <= found < 300 else "gone"
+    if status in GONE:
+        return "gone"
+    if status in BUSY:
+        return "busy"
+    if status in REJECTED:
+        return "rejected"
+    return None
 
 
 @dataclass
 class FollowUpStart:
-    """The next turn on a session that holds the request's history; ``repin``: ``/model`` first."""
+    """The next turn on a session that holds the request's history; ``repin``: ``/model`` first;
+    ``reattach``: this very turn was posted before with an unknown outcome, so it is only read."""
 
     session_id: str
     turn: TurnBody
     boundary: TurnBoundary
     model: str
     effort: str
+    info: SessionInfo
     repin: bool = False
+    reattach: bool = False
+    posted: Posted = field(default="no", init=False)
 
     async def open(self, transport: SessionTransport) -> SessionInfo:
         turns = cast(TurnTransport, transport)
+        if self.reattach:
+            self.posted = "yes"
+            return self.info
+        info = self.info
         if self.repin:
             for body in model_bodies(self.model, self.effort):
                 if not await turns.set_model(self.session_id, body):
-                    raise FollowUpRefused(f"conol did not re-pin session {self.session_id} to {self.model}")
-        await _post(turns, self.session_id, self.turn)
-        return SessionInfo(self.session_id, self.model, False)
+                    raise FollowUpRefused(
+                        f"conol did not re-pin session {self.session_id} to {self.model}", kind="rejected"
+                    )
+            info = SessionInfo(self.session_id, self.model, False)
+        await self._post(turns)
+        return info
+
+    async def _post(self, transport: TurnTransport) -> None:
+        self.posted = "unknown"
+        try:
+            await post_turn(transport, self.session_id, self.turn)
+        except ConolError as exc:
+            if not_taken(exc):
+                self.posted = "no"
+            raise
+        self.posted = "yes"
+
+
+def not_taken(exc: ConolError) -> bool:
+    """A failed post conol surely did not take (a refusal, a dead token, a rate limit)."""
+    refused = isinstance(exc, FollowUpRefused | AuthenticationFailed | PermissionDenied)
+    return refused or int(exc.status_code) in NOT_TAKEN
+
+
+async def post_turn(transport: TurnTransport, session_id: str, turn: TurnBody) -> None:
+    """Post a turn; a refusal becomes :class:`FollowUpRefused` of its kind, anything else is raised
+    as it is (401/403: the token, which a new session would not fix either)."""
+    try:
+        await transport.post_turn(session_id, turn)
+    except (AuthenticationFailed, PermissionDenied):
+        raise
+    except ConolError as exc:
+        kind = await _refusal_kind(transport, session_id, int(exc.status_code))
+        if kind is None:
+            raise
+        raise FollowUpRefused(
+            f"conol refused a turn on session {session_id} ({kind}): {exc.message}",
+            kind=kind,
+            status_code=int(exc.status_code),
+        ) from None
 
 
 @dataclass
@@ -106,5 +181,5 @@ class PinnedStart:
                 f"conol ran {effective!r} instead of {model!r} (create ignored the model and pinning it "
                 "with /model failed) and strict_model is on"
             )
-        await _post(turns, session_id, self.turn)
+        await post_turn(turns, session_id, self.turn)
         return SessionInfo(session_id, effective, downgraded)

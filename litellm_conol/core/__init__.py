@@ -108,6 +108,7 @@ from ._render import convert_tools as convert_tools
 from ._reuse import DEFAULT_BACKOFF as DEFAULT_BACKOFF
 from ._reuse import Binding as Binding
 from ._reuse import ReuseOptions as ReuseOptions
+from ._reuse import canonical_digest as canonical_digest
 from ._reuse import canonical_history as canonical_history
 from ._reuse import history_digest as history_digest
 from ._reuse import normalize_text as normalize_text
@@ -132,15 +133,17 @@ from ._structured import answer_repair as answer_repair
 from ._structured import check_answer as check_answer
 from ._structured import check_tool_calls as check_tool_calls
 from ._structured import tool_call_repair as tool_call_repair
+from ._turn import Ask as Ask
 from ._turn import Continue as Continue
 from ._turn import Fresh as Fresh
 from ._turn import TurnBody as TurnBody
-from ._turn import TurnBoundary as TurnBoundary
+from ._turn import answered_calls as answered_calls
 from ._turn import bind_refusal as bind_refusal
 from ._turn import decide as decide
-from ._turn import last_text as last_text
 from ._turn import model_bodies as model_bodies
 from ._turn import render_turn as render_turn
+from ._turn_boundary import StageLogs as StageLogs
+from ._turn_boundary import TurnBoundary as TurnBoundary
 from ._wire import AuthSession as AuthSession
 from ._wire import ConolEvent as ConolEvent
 from ._wire import CreateSessionBody as CreateSessionBody

@@ -150,6 +150,7 @@ class Assembler:
     reasoning: Channel = field(default_factory=Channel, init=False)
     tool_calls: list[ClientToolCall] = field(default_factory=list, init=False)
     dropped_calls: list[BuiltinToolUse] = field(default_factory=list, init=False)
+    withheld_calls: int = field(default=0, init=False)  # client calls beyond max_tool_calls, not returned
     done: bool = field(default=False, init=False)
     cut: Cut | None = field(default=None, init=False)
     context_usage: ContextUsage | None = field(default=None, init=False)  # the latest reported
@@ -336,6 +337,7 @@ class Assembler:
         if not is_client:
             return record.use
         if self.max_tool_calls is not None and len(self.tool_calls) >= self.max_tool_calls:
+            self.withheld_calls += 1
             return None
         call = ClientToolCall(
             index=len(self.tool_calls),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ._effort import map_effort as map_effort  # re-exported: its home was here
@@ -35,7 +36,7 @@ def render_messages(
     followed by a pending image part for each of its images (collected into ``images`` by key)."""
     if not messages:
         raise BadRequest("messages must contain at least one message")
-    parts = render_parts(messages, _tool_names_by_call_id(messages), limits, images)
+    parts = render_parts(messages, tool_calls_by_id(messages), limits, images)
     if not parts:
         raise BadRequest("messages contain no text to send (every message is empty)")
     return parts
@@ -43,17 +44,17 @@ def render_messages(
 
 def render_parts(
     messages: Sequence[Mapping[str, Any]],
-    tool_names: Mapping[str, str],
+    tool_calls: Mapping[str, CallLabel],
     limits: ImageLimits | None = None,
     images: dict[str, ImageSource] | None = None,
     first_index: int = 0,
 ) -> list[MessagePart]:
     """``messages`` as conol parts (``first_index``: the first one's place in the conversation, for
-    errors; ``tool_names``: a tool call's name by id, from the whole conversation)."""
+    errors; ``tool_calls``: each tool call by id, from the whole conversation)."""
     limits = limits or ImageLimits()
     parts: list[MessagePart] = []
     for offset, message in enumerate(messages):
-        text, found = _render_message(first_index + offset, message, tool_names, limits)
+        text, found = _render_message(first_index + offset, message, tool_calls, limits)
         if text:
             parts.append(TextPart(content=text))
         for source in found:
@@ -64,7 +65,7 @@ def render_parts(
 
 
 def _render_message(
-    index: int, message: Mapping[str, Any], tool_names: Mapping[str, str], limits: ImageLimits
+    index: int, message: Mapping[str, Any], tool_calls: Mapping[str, CallLabel], limits: ImageLimits
 ) -> tuple[str, list[ImageSource]]:
     if not isinstance(message, Mapping):
         raise BadRequest(f"messages[{index}] must be an object, got {type(message).__name__}")
@@ -81,8 +82,12 @@ def _render_message(
     if role == "assistant":
         return _render_assistant(body, message.get("tool_calls") or ()), images
     call_id = str(message.get("tool_call_id") or message.get("name") or "")
-    name = tool_names.get(call_id) or message.get("name")
-    label = f"#{call_id} ({name})" if name and name != call_id else f"#{call_id}"
+    call = tool_calls.get(call_id)
+    if call is not None:
+        label = f"#{call_id}: {call.text}"
+    else:
+        name = message.get("name")
+        label = f"#{call_id} ({name})" if name and name != call_id else f"#{call_id}"
     return f"[Tool result {label}]: {body}", images
 
 
@@ -96,15 +101,50 @@ def _render_assistant(body: str, tool_calls: Iterable[Mapping[str, Any]]) -> str
     return "[Assistant]\n" + "\n".join(lines) if lines else ""
 
 
-def _tool_names_by_call_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    names: dict[str, str] = {}
+@dataclass(frozen=True)
+class CallLabel:
+    """How a tool result names its call: by what conol saw of it (the name, the arguments and, for
+    calls alike in both, their order), never by an id conol may never have seen (a follow-up)."""
+
+    name: str
+    arguments: str  # canonical JSON
+    ordinal: int = 1  # among the calls of one message with this name and these arguments
+    alike: int = 1
+
+    @property
+    def text(self) -> str:
+        order = f", call {self.ordinal} of {self.alike} alike" if self.alike > 1 else ""
+        return f"{self.name}({self.arguments}){order}"
+
+
+def tool_calls_by_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, CallLabel]:
+    """Every assistant tool call of the conversation by its id."""
+    labels: dict[str, CallLabel] = {}
     for message in messages:
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
-            for call in message.get("tool_calls") or ():
-                function = call.get("function") or {}
-                if call.get("id") and function.get("name"):
-                    names[str(call["id"])] = str(function["name"])
-    return names
+        if not (isinstance(message, Mapping) and message.get("role") == "assistant"):
+            continue
+        calls = [
+            (str(call["id"]), str(function["name"]), _canonical_json(function.get("arguments")))
+            for call in message.get("tool_calls") or ()
+            if isinstance(call, Mapping)
+            and call.get("id")
+            and isinstance(function := call.get("function") or {}, Mapping)
+            and function.get("name")
+        ]
+        for call_id, name, arguments in calls:
+            alike = [cid for cid, n, a in calls if (n, a) == (name, arguments)]
+            labels[call_id] = CallLabel(name, arguments, alike.index(call_id) + 1, len(alike))
+    return labels
+
+
+def _canonical_json(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        try:
+            decoded: Any = json.loads(arguments)
+        except ValueError:
+            return arguments
+        arguments = decoded
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False, sort_keys=True)
 
 
 def content_text(content: Any, *, where: str = "content") -> str:

@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
+from ._render import IMAGE_PART_TYPES
 from ._settings import Settings
+from ._turn_boundary import StageLogs, stage_logs_json, stage_logs_of
 
 ReuseMode = Literal["auto", "off"]
 PinningMode = Literal["create", "pin", "auto"]
@@ -80,8 +82,10 @@ def redis_url(settings: Settings) -> str | None:
 
 
 def normalize_text(text: str) -> str:
-    """Whitespace-insensitive text: runs of whitespace are one space, none at either end."""
-    return " ".join(text.split())
+    """Text as clients resend it: line endings as ``\n``, no trailing space on a line, no blank
+    line at either end. Indentation and inner spacing are content (code) and stay."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
 
 
 def canonical_arguments(arguments: Any) -> Any:
@@ -94,30 +98,53 @@ def canonical_arguments(arguments: Any) -> Any:
     return arguments if arguments is not None else {}
 
 
-def _content_text(content: Any) -> str:
-    """Any content form (string, parts of text / input_text / output_text, images) as plain text."""
+REASONING_PART_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
+
+
+def image_identity(part: Mapping[str, Any]) -> str:
+    """An image part by its content: the digest of its data (a ``data:`` URL, base64 source) or of
+    its URL. Any image form a client sends counts, so two histories differing only in an image differ."""
+    image = part.get("image_url", part.get("source", part.get("file_id")))
+    if isinstance(image, Mapping):
+        image = image.get("url", image.get("data", image.get("file_id")))
+    raw = image if isinstance(image, str) else json.dumps(image, sort_keys=True, default=str)
+    if raw.startswith("data:") and "," in raw:
+        raw = raw.split(",", 1)[1]  # the bytes, not how the URL names their type
+    return "image:" + hashlib.sha256("".join(raw.split()).encode()).hexdigest()
+
+
+def _content_items(content: Any) -> list[str]:
+    """Any content form (a string, parts of text / input_text / output_text, images) as a list of
+    texts and image identities, in order; reasoning parts left out."""
     if content is None:
-        return ""
+        return []
     if isinstance(content, str):
-        return content
+        return [content]
     if isinstance(content, Mapping):
         content = [content]
     if not isinstance(content, list):
-        return str(content)
-    texts: list[str] = []
+        return [str(content)]
+    items: list[str] = []
     for part in content:
         if isinstance(part, str):
-            texts.append(part)
+            items.append(part)
         elif isinstance(part, Mapping):
-            if part.get("type") in ("thinking", "redacted_thinking", "reasoning"):
+            kind = part.get("type")
+            if kind in REASONING_PART_TYPES:
                 continue  # reasoning is ignored wherever it rides
-            text = part.get("text")
-            if isinstance(text, str):
-                texts.append(text)
-            elif part.get("type") == "image_url":
-                image = part.get("image_url")
-                texts.append(f"[Image: {image.get('url') if isinstance(image, Mapping) else image}]")
-    return "\n".join(texts)
+            if kind in IMAGE_PART_TYPES:
+                items.append(image_identity(part))
+            elif isinstance(part.get("text"), str):
+                items.append(part["text"])
+            else:
+                items.append(json.dumps(dict(part), sort_keys=True, default=str))
+    return items
+
+
+def _content_text(content: Any) -> str:
+    """The content's texts joined, each image by its identity (``[image:<digest>]``)."""
+    items = _content_items(content)
+    return "\n".join(f"[{item}]" if item.startswith("image:") else item for item in items)
 
 
 def _canonical_calls(calls: Any) -> list[list[Any]]:
@@ -136,31 +163,42 @@ def _canonical_calls(calls: Any) -> list[list[Any]]:
     return out
 
 
+def canonical_message(message: Any) -> list[Any]:
+    """One message as compared: ``[role, text, tool calls, tool call id]``; system and developer
+    the same role."""
+    if not isinstance(message, Mapping):
+        return ["?", normalize_text(str(message)), [], ""]
+    role = str(message.get("role") or "")
+    role = "system" if role == "developer" else role
+    text = normalize_text(_content_text(message.get("content")))
+    calls = _canonical_calls(message.get("tool_calls")) if role == "assistant" else []
+    call_id = str(message.get("tool_call_id") or message.get("name") or "") if role == "tool" else ""
+    return [role, text, calls, call_id]
+
+
 def canonical_history(messages: Sequence[Any]) -> list[list[Any]]:
-    """The history as compared: ``[role, text, tool calls, tool call id]`` per message, consecutive
-    assistant messages merged, system and developer the same role."""
+    """The history as compared, consecutive assistant messages merged (one answer split into a text
+    and a tool-call message, as the Responses API does)."""
     out: list[list[Any]] = []
     for message in messages:
-        if not isinstance(message, Mapping):
-            out.append(["?", normalize_text(str(message)), [], ""])
-            continue
-        role = str(message.get("role") or "")
-        role = "system" if role == "developer" else role
-        text = normalize_text(_content_text(message.get("content")))
-        calls = _canonical_calls(message.get("tool_calls")) if role == "assistant" else []
-        call_id = str(message.get("tool_call_id") or message.get("name") or "") if role == "tool" else ""
-        if role == "assistant" and out and out[-1][0] == "assistant":
+        item = canonical_message(message)
+        if item[0] == "assistant" and out and out[-1][0] == "assistant":
             previous = out[-1]
-            previous[1] = normalize_text(f"{previous[1]} {text}")
-            previous[2] = previous[2] + calls
+            previous[1] = "\n\n".join(text for text in (previous[1], item[1]) if text)
+            previous[2] = previous[2] + item[2]
             continue
-        out.append([role, text, calls, call_id])
+        out.append(item)
     return out
 
 
 def history_digest(scope: str, settings: str, messages: Sequence[Any]) -> str:
     """The binding key of a history: a hash, so the store never holds a conversation's content."""
-    payload = json.dumps([scope, settings, canonical_history(messages)], sort_keys=True, ensure_ascii=False)
+    return canonical_digest(scope, settings, canonical_history(messages))
+
+
+def canonical_digest(scope: str, settings: str, canonical: Sequence[Any]) -> str:
+    """:func:`history_digest` of a history already in canonical form (computed once per turn)."""
+    payload = json.dumps([scope, settings, list(canonical)], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -202,27 +240,40 @@ def returned_assistant(text: str, tool_calls: Sequence[tuple[str, str, str]]) ->
     return message
 
 
+BINDING_FORMAT = 2  # a stored binding of another format is no binding (a rolling upgrade)
+
+
 @dataclass(frozen=True)
 class Binding:
-    """A conol session that holds a known history: where to continue, and how it is set."""
+    """A conol session that holds a known history: where to continue, how it is set, and where its
+    history ended (``stages``: every stage id and its log digests, ``_turn_boundary``)."""
 
     session_id: str
-    model: str
+    model: str  # as requested: a request asking for another model is another session (or a re-pin)
     effort: str
-    stages: tuple[str, ...] = ()  # stage ids its turns produced: a follow-up's replay of them is old
+    stages: StageLogs = ()
     turns: int = 1
     pinned: bool = False  # the model was set with /model (a change can re-pin the same session)
+    effective_model: str = ""  # what conol runs ("" = the requested model)
+    downgraded: bool = False
+    pending_calls: tuple[str, ...] = ()  # client tool calls conol waits on: the next turn answers them
+    pending_turn: str = ""  # a turn posted whose fate is unknown (a timeout): only its retry may continue
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
             {
+                "v": BINDING_FORMAT,
                 "session_id": self.session_id,
                 "model": self.model,
                 "effort": self.effort,
-                "stages": list(self.stages),
+                "stages": stage_logs_json(self.stages),
                 "turns": self.turns,
                 "pinned": self.pinned,
+                "effective_model": self.effective_model,
+                "downgraded": self.downgraded,
+                "pending_calls": list(self.pending_calls),
+                "pending_turn": self.pending_turn,
             }
         )
 
@@ -230,13 +281,19 @@ class Binding:
     def from_json(cls, raw: str | bytes) -> Binding | None:
         try:
             data = json.loads(raw)
+            if data.get("v") != BINDING_FORMAT:
+                return None
             return cls(
                 session_id=str(data["session_id"]),
                 model=str(data["model"]),
                 effort=str(data["effort"]),
-                stages=tuple(str(s) for s in data.get("stages", ())),
+                stages=stage_logs_of(data["stages"]),
                 turns=int(data.get("turns", 1)),
                 pinned=bool(data.get("pinned", False)),
+                effective_model=str(data.get("effective_model", "")),
+                downgraded=bool(data.get("downgraded", False)),
+                pending_calls=tuple(str(c) for c in data.get("pending_calls", ())),
+                pending_turn=str(data.get("pending_turn", "")),
             )
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None  # a stale or foreign value: no binding, never a crash

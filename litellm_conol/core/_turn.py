@@ -1,16 +1,11 @@
-"""A follow-up turn on a conol session, decided and read without I/O.
-
-:func:`decide` says whether a request continues a bound session or starts a new one, and why.
-:class:`TurnBoundary` reads a follow-up's event stream: conol may replay the session's earlier
-stages (and their ``done``, their status) on every connection, so only what comes after our new
-turn counts. Evidence the new turn started is a stage id none of the earlier turns produced, or the
-new user turn's own log entry; until then every stage we knew, every ``done`` and every ``error`` is
-an echo of the past, and a terminal status is the previous turn's.
+"""A follow-up turn on a conol session, decided without I/O: whether a request continues a bound
+session (:func:`decide`), whether a finished one may be bound (:func:`bind_refusal`), and what a
+follow-up sends (:func:`render_turn`). Where the new turn begins in the stream: ``_turn_boundary``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,15 +13,16 @@ from pydantic import BaseModel
 
 from ._errors import BadRequest
 from ._images import ImageLimits
-from ._render import _tool_names_by_call_id, render_parts
-from ._reuse import Binding, ReuseOptions, normalize_text
-from ._wire import ConolEvent, HistoryDelta, LogEntry, MessagePart, Stage, TextPart
+from ._render import render_parts, tool_calls_by_id
+from ._reuse import Binding, ReuseOptions
+from ._wire import MessagePart, TextPart
 
 
 @dataclass(frozen=True)
 class Continue:
     binding: Binding
     repin: bool  # the model or effort changed and the session was pinned: /model before the turn
+    reattach: bool = False  # this very turn was posted before (its fate unknown): read, do not post
 
 
 @dataclass(frozen=True)
@@ -34,12 +30,21 @@ class Fresh:
     reason: str
 
 
+@dataclass(frozen=True)
+class Ask:
+    """What a request asks of the session it would continue."""
+
+    model: str
+    effort: str
+    turn: str = ""  # the new turn's digest
+    answered: frozenset[str] = frozenset()  # the tool call ids its tool results answer
+
+
 def decide(
     binding: Binding | None,
+    ask: Ask,
     *,
     options: ReuseOptions,
-    model: str,
-    effort: str,
     continuable: bool,
     upstream_refused: bool,
     pinning: bool,
@@ -55,16 +60,30 @@ def decide(
     if not continuable:
         return Fresh("no earlier turn to continue")
     if upstream_refused:
-        return Fresh("this upstream refused a follow-up recently")
+        return Fresh("this upstream does not take follow-ups")
     if binding is None:
         return Fresh("no session holds this history")
-    changed = binding.model != model or binding.effort != effort
+    if binding.pending_turn and binding.pending_turn != ask.turn:
+        return Fresh("conol may hold another turn on that session (an earlier post timed out)")
+    if set(binding.pending_calls) != set(ask.answered):
+        # conol's agent waits on exactly the calls it made: a turn answering others (or none) is
+        # not the conversation the session holds
+        return Fresh("the new turn does not answer the tool calls conol waits on")
+    changed = binding.model != ask.model or binding.effort != ask.effort
     if changed and not (pinning and binding.pinned):
         return Fresh("the model or effort changed")
-    return Continue(binding, repin=changed)
+    return Continue(binding, repin=changed, reattach=bool(binding.pending_turn))
 
 
-def bind_refusal(*, runs: int, cut: bool, structured: bool, finished: bool) -> str | None:
+def bind_refusal(
+    *,
+    runs: int,
+    cut: bool,
+    structured: bool,
+    finished: bool,
+    withheld_calls: bool = False,
+    unnamed_stages: bool = False,
+) -> str | None:
     """Why the session must not be bound after this request (its conol-side history differs from
     what the client now holds), or ``None`` when it may."""
     if not finished:
@@ -75,63 +94,20 @@ def bind_refusal(*, runs: int, cut: bool, structured: bool, finished: bool) -> s
         return "the answer was cut (stop / max_tokens)"
     if structured:
         return "structured output (the session holds the format instruction)"
+    if withheld_calls:
+        return "conol made tool calls the client did not get (parallel_tool_calls / tool_choice)"
+    if unnamed_stages:
+        return "conol's stages carry no ids (no boundary for the next turn)"
     return None
 
 
-class TurnBoundary:
-    """Filters a follow-up's events down to the new turn's."""
-
-    def __init__(self, known_stages: frozenset[str], new_text: str) -> None:
-        self.known = known_stages
-        self.started = False
-        tokens = normalize_text(new_text)
-        self._marker = tokens[-200:]  # the end of our new turn: conol's own preamble comes first
-        self._open: set[str] = set()  # known stages the new turn started in (its user log is there)
-
-    def filter(self, event: ConolEvent) -> ConolEvent | None:
-        """The event as far as it belongs to the new turn; ``None`` when nothing of it does."""
-        if not isinstance(event, HistoryDelta):
-            return event if self.started else None  # a replayed done / error of an earlier turn
-        stages: list[Stage] = []
-        for stage in event.stages:
-            kept = self._stage(stage)
-            if kept is not None:
-                stages.append(kept)
-        if not stages:
-            return None
-        return HistoryDelta(type="history_delta", stages=stages)
-
-    def _stage(self, stage: Stage) -> Stage | None:
-        sid = stage.id
-        if sid is not None and sid not in self.known:
-            self.started = True
-            return stage
-        if sid is not None and sid in self._open:
-            return stage
-        boundary = self._user_turn_index(stage.logs)
-        if boundary is None:
-            return None
-        self.started = True
-        if sid is not None:
-            self._open.add(sid)
-        # the logs before our user turn are the earlier turns'; previews of the event are the new turn's
-        return Stage(id=sid, logs=stage.logs[boundary + 1 :], preview=stage.preview)
-
-    def _user_turn_index(self, logs: list[LogEntry]) -> int | None:
-        if not self._marker:
-            return None
-        for index in range(len(logs) - 1, -1, -1):
-            log = logs[index]
-            content = log.content
-            if log.role == "user" and isinstance(content, str) and self._marker in normalize_text(content):
-                return index
-        return None
-
-    def stage_ids(self, event: ConolEvent) -> list[str]:
-        """Every stage id an event names (filtered or not): all of them are history afterwards."""
-        if not isinstance(event, HistoryDelta):
-            return []
-        return [stage.id for stage in event.stages if stage.id is not None]
+def answered_calls(new: Sequence[Any]) -> frozenset[str]:
+    """The tool call ids the new turn's tool results answer."""
+    return frozenset(
+        str(m.get("tool_call_id") or "")
+        for m in new
+        if isinstance(m, Mapping) and m.get("role") in ("tool", "function") and m.get("tool_call_id")
+    )
 
 
 # --- what a follow-up sends --------------------------------------------------------------------
@@ -143,17 +119,11 @@ def render_turn(
     """The new messages as conol parts, rendered as the whole transcript would render them (a tool
     result names its tool from the call in the history); their images as pending parts, which the
     request's uploads resolve (``resolve_parts``)."""
-    names = _tool_names_by_call_id([*history, *new])
-    parts = render_parts(new, names, limits, first_index=len(history))
+    calls = tool_calls_by_id([*history, *new])
+    parts = render_parts(new, calls, limits, first_index=len(history))
     if not any(isinstance(part, TextPart) for part in parts):
         raise BadRequest("the new turn has no text to send (every new message is empty)")
     return parts
-
-
-def last_text(parts: Sequence[MessagePart]) -> str:
-    """The last text part's content: what marks the new user turn in conol's log (an image part
-    shows there as no text of ours)."""
-    return next((part.content for part in reversed(parts) if isinstance(part, TextPart)), "")
 
 
 class TurnBody(BaseModel):

@@ -61,6 +61,11 @@ class AssetStore:
         match = ASSET_PATH.fullmatch(path)
         return match is not None and match.group(1) in self.assets
 
+    def digests(self, parts: list[dict[str, Any]]) -> list[str]:
+        """The sha256 of each image part's asset, in order (the parts were validated: each is known)."""
+        found = (ASSET_PATH.fullmatch(str(p.get("content"))) for p in parts if p.get("type") == "image")
+        return [self.assets[match.group(1)].sha256 for match in found if match is not None]
+
     async def upload(self, request: web.Request, record: RequestRecord, config: FakeConfig) -> web.Response:
         if config.assets == "absent":
             return error_response(404, "Not found")

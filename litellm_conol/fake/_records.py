@@ -121,6 +121,7 @@ class SessionRecord:
     expected: Expected
     status: str
     turns: int = 1  # turns run on this session (an empty create runs none)
+    images: list[str] = field(default_factory=list)  # sha256 of the transcript's images, in order
     model_calls: list[dict[str, Any]] = field(default_factory=list)  # /model bodies, in order
     status_history: list[tuple[float, str]] = field(default_factory=list)
     terminal_at: float | None = None
@@ -176,6 +177,7 @@ class SessionRecord:
             "timezone": self.timezone,
             "tools": self.tools,
             "messages": self.messages,
+            "images": self.images,
             "expected": self.expected.to_json(),
             "status_history": [list(item) for item in self.status_history],
             "status_poll_times": self.status_poll_times,
@@ -194,6 +196,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "assets": ("on", "absent"),
     "agent_servers": ("list", "agentServers", "servers", "data", "strings", "absent"),
     "create_model": ("honour", "ignore"),
+    "followup_stage": ("new", "same"),
+    "followup_replayed_end": ("none", "done", "error"),
 }
 
 
@@ -223,6 +227,15 @@ class FakeConfig:
       new turn). ``followup_status_lag``: seconds the previous turn's status (terminal, say) stays
       before a follow-up turn starts running. ``followup_garbage``: each follow-up turn starts with
       the earlier stages re-sent with other text, a ``done`` and a junk line.
+    * ``followup_stage``: where a follow-up turn's events go (docs/protocol.md#readings): ``"new"``
+      (stages of its own, fresh ids) or ``"same"`` (the previous turn's stages: same ids, its user log
+      and answer logs after the earlier turns' logs, so cumulative logs hold every turn; the stages'
+      previews start empty at the new turn, a preview being the message in flight).
+    * ``followup_replayed_end``: what ends each earlier turn in the timeline a follow-up's stream
+      replays: ``"none"`` (what the turn sent, nothing added), ``"done"`` (a ``done`` event, unless
+      the turn sent one) or ``"error"`` (an ``error`` event and status ``failed``, unless the turn
+      sent an error: the turn is recorded as failed after its answer). Placed when the next turn is
+      posted, so a session that never gets a follow-up is unchanged.
     * ``gone_status``: what a turn on an expired session (``FakeConol.expire_sessions``) answers.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
@@ -266,6 +279,8 @@ class FakeConfig:
     followup_replay: bool = True
     followup_status_lag: float = 0.3
     followup_garbage: bool = False
+    followup_stage: str = "new"
+    followup_replayed_end: str = "none"
     gone_status: int = 404
 
     @property

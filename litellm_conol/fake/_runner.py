@@ -46,7 +46,8 @@ class FakeConol:
         readings: Mapping[str, Any] | None = None,
     ) -> None:
         """``readings``: ``FakeConfig`` switches of the readings other clients report (``framing``,
-        ``context_usage``, ``context_model``, ``balance``, ``auth``), kept over ``reset()``."""
+        ``context_usage``, ``context_model``, ``balance``, ``auth``, ``followup_stage``, …), kept
+        over ``reset()``."""
         self.host = host
         self.port = port
         self._state = FakeState(
@@ -301,11 +302,24 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="refuse every follow-up turn with this HTTP status (default: follow-ups work)",
     )
+    parser.add_argument(
+        "--followup-stage",
+        choices=CHOICES["followup_stage"],
+        default="new",
+        help="a follow-up turn's events in new stages or appended to the previous turn's stages",
+    )
+    parser.add_argument(
+        "--followup-replayed-end",
+        choices=CHOICES["followup_replayed_end"],
+        default="none",
+        help="what ends each earlier turn a follow-up's stream replays: nothing added, done or error",
+    )
 
 
 def readings_from_args(args: argparse.Namespace) -> dict[str, Any]:
     names = ["framing", "context_usage", "context_model", "balance", "auth"]
     names += ["assets", "agent_servers", "create_model", "followup_status"]
+    names += ["followup_stage", "followup_replayed_end"]
     return {name: getattr(args, name) for name in names}
 
 

@@ -24,9 +24,12 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True)
 class ScenarioContext:
-    """What a scenario may look at: the received create body, parsed, and the marker's parameters."""
+    """What a scenario may look at: the received create body, parsed, and the marker's parameters.
+    ``messages`` are the transcript's text parts, ``images`` the sha256 of each of its images (the
+    uploaded bytes), both in order; on a follow-up turn, the session's whole transcript."""
 
     messages: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
     params: Mapping[str, str] = field(default_factory=dict)
     tools: tuple[str, ...] = ()
     model: str = "deepseek/deepseek-v4-pro"

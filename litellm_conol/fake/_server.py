@@ -231,6 +231,7 @@ class FakeState:
             return self._scenario_failure(scenario)
         ctx = ScenarioContext(
             messages=tuple(messages),
+            images=tuple(self.assets.digests(body["messages"])),
             params=params,
             tools=tuple(t["name"] for t in body.get("tools", [])),
             model=body["agentModel"],
@@ -293,6 +294,7 @@ class FakeState:
             timezone=ctx.timezone,
             tools=list(ctx.tools),
             messages=list(ctx.messages),
+            images=list(ctx.images),
             expected=expected_from_steps(script, http_status=scenario.create_status),
             status=scenario.initial_status,
         )

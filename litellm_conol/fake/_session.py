@@ -41,6 +41,18 @@ from ._steps import (
 )
 
 TimelineItem = EventRecord | StreamClose
+# How an earlier turn ends under ``followup_replayed_end="error"`` (FakeConfig): after its answer.
+EARLIER_TURN_ERROR = "agent failed after the answer: the turn was interrupted"
+
+
+@dataclass(frozen=True)
+class TurnReadings:
+    """The ``FakeConfig`` readings a follow-up turn plays by (docs/protocol.md#readings)."""
+
+    stage: str = "new"  # followup_stage: "new" | "same"
+    replayed_end: str = "none"  # followup_replayed_end: "none" | "done" | "error"
+    status_lag: float = 0.0  # followup_status_lag, when the previous turn ran
+    garbage: bool = False  # followup_garbage
 
 
 def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str:
@@ -99,8 +111,9 @@ class LiveSession:
         self._stages: dict[str, _Stage] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._prefix = ""  # a follow-up turn's stages are new stages (fresh ids): t2/main, …
-        self.turn_start = 0  # where the current turn begins in the timeline
+        self._prefix = ""  # followup_stage "new": a follow-up turn's stages are new ones (t2/main, …)
+        self.turn_start = 0  # where a stream without the replay starts (followup_replay off)
+        self._turn_first = 0  # where the current turn's own events begin in the timeline
         self._turn_status_set = False
 
     @property
@@ -111,30 +124,62 @@ class LiveSession:
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"fake-conol {self.record.id}")
 
-    def start_turn(self, script: list[Step], user_text: str, turn: int, status_lag: float) -> None:
-        """The next turn on this session, appended to the same timeline in stages of its own, once
-        the previous turn's script is over (a turn posted meanwhile waits, as a queued message). Its
-        events start at once; the previous turn's status stays ``status_lag`` seconds before it
-        turns ``running`` (unless the turn set its own by then)."""
-        self.turn_start = len(self.timeline)
+    def start_turn(self, script: list[Step], user_text: str, turn: int, readings: TurnReadings) -> None:
+        """The next turn on this session, appended to the same timeline (in stages of its own, or in
+        the previous turn's: ``readings.stage``), once the previous turn's script is over (a turn
+        posted meanwhile waits, as a queued message). Its events start at once; the previous turn's
+        status stays ``readings.status_lag`` seconds before it turns ``running`` (unless the turn set
+        its own by then)."""
         previous = self._task
+        if previous is None or previous.done():
+            self._between_turns(readings)
+        else:
+            self.turn_start = len(self.timeline)  # a stream opened while the previous turn plays
         self._task = asyncio.get_running_loop().create_task(
-            self._run_turn(previous, script, user_text, turn, status_lag), name=f"fake-conol {self.record.id}"
+            self._run_turn(previous, script, user_text, turn, readings), name=f"fake-conol {self.record.id}"
         )
 
     async def _run_turn(
-        self, previous: asyncio.Task[None] | None, script: list[Step], user_text: str, turn: int, lag: float
+        self,
+        previous: asyncio.Task[None] | None,
+        script: list[Step],
+        user_text: str,
+        turn: int,
+        readings: TurnReadings,
     ) -> None:
         if previous is not None and not previous.done():
             await asyncio.wait([previous])
-        self._prefix = f"t{turn}/"
+            self._between_turns(readings)
+        if readings.stage == "new":
+            self._prefix = f"t{turn}/"
+        else:
+            # the same stages go on; a preview is the message in flight, so the new turn starts with none
+            for stage in self._stages.values():
+                stage.previews.clear()
+                stage.changed_previews.clear()
         self._script, self._user_text = script, user_text
         self._turn_status_set = False
-        if lag > 0:
-            asyncio.get_running_loop().call_later(lag, self._turn_running)
+        if readings.status_lag > 0:
+            asyncio.get_running_loop().call_later(readings.status_lag, self._turn_running)
         else:
             self._turn_running()
         await self._run()
+
+    def _between_turns(self, readings: TurnReadings) -> None:
+        """What lies between the earlier turn and the new one in the timeline (so in every replay,
+        never in a stream without it): the earlier turn's end (``readings.replayed_end``), then the
+        garbage of ``followup_garbage``."""
+        if self.timeline:  # an empty create's first turn has no earlier turn
+            earlier = self.timeline[self._turn_first :]
+            sent = {item.type for item in earlier if isinstance(item, EventRecord)}
+            if readings.replayed_end == "done" and not sent & {"done", "done_marker"}:
+                self._apply(Done())
+            elif readings.replayed_end == "error" and "error" not in sent:
+                self._apply(Error(EARLIER_TURN_ERROR))
+                self.record.set_status("failed", time.time())
+            if readings.garbage:
+                self.replay_garbage()
+        self.turn_start = self._turn_first = len(self.timeline)
 
     def _turn_running(self) -> None:
         if not self._turn_status_set and self.killed_by is None:
@@ -299,4 +344,11 @@ def _content(step: Preview) -> str | list[dict[str, str]]:
     return [{"type": "text", "text": step.text}] if step.as_parts else step.text
 
 
-__all__ = ["LiveSession", "TimelineItem", "UsageReport", "user_turn_text"]
+__all__ = [
+    "EARLIER_TURN_ERROR",
+    "LiveSession",
+    "TimelineItem",
+    "TurnReadings",
+    "UsageReport",
+    "user_turn_text",
+]

@@ -5,11 +5,14 @@ a switch for each reading left open (docs/protocol.md#readings) (``FakeConfig``:
 * An empty create (``messages: []``) makes a session that runs nothing (status ``idle``) until a turn
   is posted.
 * ``POST /api/sessions/{id}/messages`` ``{messages, timezone}`` → 202, no body. The turn's scenario
-  sees the session's whole transcript (earlier turns' messages, then the new ones); its stages are
-  new stages (fresh ids), appended to the same timeline, so a stream opened now replays the earlier
-  turns first (unless ``followup_replay`` is off). The previous turn's status stays for
-  ``followup_status_lag`` seconds while the new turn's events already flow. A turn posted while the
-  previous one still plays waits for it.
+  sees the session's whole transcript (earlier turns' messages, then the new ones); its events are
+  appended to the same timeline, so a stream opened now replays the earlier turns first (unless
+  ``followup_replay`` is off), each ending as ``followup_replayed_end`` says. Its stages are new
+  stages with fresh ids (``followup_stage="new"``) or the previous turn's stages, its logs after
+  theirs (``"same"``). The previous turn's status stays for ``followup_status_lag`` seconds while
+  the new turn's events already flow. A turn posted while the previous one still plays waits for it.
+* A session whose turn failed (an ``error`` event, status ``failed``) takes the next turn as any
+  other: the replay then carries the failed turn's own ``error``.
 * ``POST /api/sessions/{id}/model``: ``{"modelPreset", "hasImageHistory"}``, ``{"agentModel",
   "agentEffort": null}`` (resets the effort), ``{"agentEffort"}`` → 200 ``{"ok": true}``; a model
   outside the fake's catalog → 200 ``{"ok": false}`` (the fake's own choice: no source shows it).
@@ -30,7 +33,7 @@ from ._expected import expected_from_steps
 from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
-from ._session import LiveSession, user_turn_text
+from ._session import LiveSession, TurnReadings, user_turn_text
 from ._steps import Step
 from ._validate import EFFORTS, turn_messages_problem
 
@@ -108,6 +111,7 @@ class TurnEndpoints:
         if problem is not None:
             return error_response(400, problem)
         new = [part["content"] for part in body["messages"] if part["type"] == "text"]
+        images = [*live.record.images, *state.assets.digests(body["messages"])]
         transcript = [*live.record.messages, *new]
         name, params = find_marker(transcript) or (live.record.scenario, live.record.params)
         scenario = state.scenarios.get(name)
@@ -116,6 +120,7 @@ class TurnEndpoints:
         rec = live.record
         ctx = ScenarioContext(
             messages=tuple(transcript),
+            images=tuple(images),
             params=params,
             tools=tuple(rec.tools),
             model=rec.effective_model,
@@ -126,6 +131,7 @@ class TurnEndpoints:
             script = scenario.script(ctx)
         except ScenarioError as exc:
             return error_response(400, f"scenario {name!r}: {exc}")
+        live.record.images = images
         self._start(live, scenario, script, new, params)
         return web.Response(status=202)
 
@@ -143,10 +149,13 @@ class TurnEndpoints:
         rec.scenario, rec.params = scenario.name, dict(params)
         rec.expected = expected_from_steps(script, http_status=scenario.create_status)
         live.scenario = scenario
-        if config.followup_garbage and rec.turns > 1:
-            live.replay_garbage()
-        lag = config.followup_status_lag if rec.status != "idle" else 0.0
-        live.start_turn(script, user_turn_text(new, rec.timezone, now), rec.turns, lag)
+        readings = TurnReadings(
+            stage=config.followup_stage,
+            replayed_end=config.followup_replayed_end,
+            status_lag=config.followup_status_lag if rec.status != "idle" else 0.0,
+            garbage=config.followup_garbage,
+        )
+        live.start_turn(script, user_turn_text(new, rec.timezone, now), rec.turns, readings)
 
     async def _model(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.state.live.get(request.match_info["id"])

@@ -4,10 +4,16 @@ Two questions left open (docs/protocol.md#follow-up-turns, #readings), answered 
 
 * ``followup``: a session is told a word; a follow-up turn on it (``POST …/messages``) asks for the
   word back. It passes only when the answer has the word (semantically continued, not just 2xx).
+* ``followup tool``: a session offered one client tool is asked to call it; the call's result goes
+  back as a follow-up turn, rendered as the provider renders a tool result
+  (docs/protocol.md#follow-up-turns), and the check passes only when the answer quotes a value only
+  that result held. It is not tried when conol refused the follow-up call itself (404/405): the
+  round trip posts to the same endpoint, and the answer is known without spending a session.
 * ``pinning <model>``: an empty create (no run, nothing billed) says whether create honours the model;
   when it does not, ``/model`` is tried on that empty session.
 
-Then it prints the deployment settings to use (``session_reuse``, ``model_pinning``).
+Then it prints how many sessions the checks created (one per check that ran a turn, one empty
+session per pinned model) and the deployment settings to use (``session_reuse``, ``model_pinning``).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import httpx
 
@@ -24,66 +31,165 @@ from ..core import (
     CatalogModel,
     ConolError,
     CreateSessionBody,
+    CreateSessionResult,
     Endpoint,
+    MessagePart,
     TextPart,
     TurnBody,
     TurnBoundary,
+    convert_tools,
     model_bodies,
+    render_turn,
+    returned_assistant,
 )
 from ._doctor_judge import Check
 
 REMEMBER = "This is a memory check. Remember the word {word}. Reply with OK only."
 RECALL = "What was the word I asked you to remember? Reply with that word only."
+TOOL_PROMPT = (
+    "This is a tool check. Call get_weather for Paris, then answer in one sentence that quotes "
+    "exactly what it returned."
+)
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+# a follow-up refused with these means the endpoint does not exist here: the tool round trip,
+# which posts to it too, is not tried (docs/protocol.md#follow-up-turns)
+ENDPOINT_REFUSED = frozenset({404, 405})
+
+
+@dataclass
+class _CountingTransport(Transport):
+    """The HTTP transport, counting the sessions the checks create (what ``doctor --reuse`` costs)."""
+
+    sessions: int = 0
+    empty_sessions: int = 0
+
+    async def create_session(self, body: CreateSessionBody) -> tuple[str, CreateSessionResult]:
+        created = await super().create_session(body)
+        self.sessions += 1
+        self.empty_sessions += not body.messages
+        return created
 
 
 async def run_reuse_doctor(
     endpoint: Endpoint, models: Sequence[CatalogModel], client: httpx.AsyncClient, timeout: float = 30.0
 ) -> tuple[list[Check], str]:
     """The checks, and the deployment settings they call for (YAML lines)."""
-    transport = Transport(endpoint, client, request_timeout=timeout)
-    followup = await _check_followup(transport, models[0], timeout)
+    transport = _CountingTransport(endpoint, client, request_timeout=timeout)
+    followup, refused = await _check_followup(transport, models[0], timeout)
+    if refused in ENDPOINT_REFUSED:
+        tool = Check(
+            "followup tool",
+            "skip",
+            f"not tried: conol refused the follow-up call above (HTTP {refused}), which the tool result "
+            "would be posted with too (one session saved)",
+        )
+    else:
+        tool = await _check_tool_round_trip(transport, models[0], timeout)
     pinning = [await _check_pinning(transport, model) for model in models]
-    checks = [followup, *pinning]
+    checks = [followup, tool, *pinning]
     for check in checks:
         check.detail = check.detail.replace(endpoint.token, "***") if endpoint.token else check.detail
-    return checks, _settings(followup, pinning)
+    return checks, "\n".join([_spent(transport), _settings(followup, tool, pinning)])
 
 
 def _body(model: CatalogModel, text: str) -> CreateSessionBody:
     return CreateSessionBody(messages=[TextPart(content=text)], timezone="UTC", agent_model=model.agent_model)
 
 
-async def _check_followup(transport: Transport, model: CatalogModel, timeout: float) -> Check:
+async def _run(run: SessionRun) -> SessionRun:
+    async for _ in run.pieces():
+        pass
+    return run
+
+
+async def _follow_up(
+    transport: Transport, first: SessionRun, parts: list[MessagePart], model: CatalogModel, timeout: float
+) -> SessionRun:
+    """The next turn on ``first``'s session, as the provider sends it: ``parts`` only, and only what
+    its stream shows after them counts (docs/protocol.md#follow-up-turns)."""
+    assert first.info is not None
+    start = FollowUpStart(
+        session_id=first.info.session_id,
+        turn=TurnBody(messages=parts, timezone="UTC"),
+        boundary=TurnBoundary(first.boundary.history()),
+        model=model.agent_model,
+        effort="low",
+        info=first.info,
+    )
+    assembler = Assembler(client_tools=frozenset(tool.name for tool in first.body.tools or ()))
+    return await _run(SessionRun(transport, first.body, assembler, timeout=timeout, start=start))
+
+
+async def _check_followup(
+    transport: Transport, model: CatalogModel, timeout: float
+) -> tuple[Check, int | None]:
+    """The check, and the HTTP status when conol refused the follow-up call itself."""
     started = time.monotonic()
     word = "zebra" + secrets.token_hex(3)
     try:
-        first = SessionRun(transport, _body(model, REMEMBER.format(word=word)), Assembler(), timeout=timeout)
-        async for _ in first.pieces():
-            pass
-        assert first.info is not None
-        turn = TurnBody(messages=[TextPart(content=RECALL)], timezone="UTC")
-        start = FollowUpStart(
-            session_id=first.info.session_id,
-            turn=turn,
-            boundary=TurnBoundary(frozenset(first.stages), RECALL),
-            model=model.agent_model,
-            effort="low",
-        )
-        second = SessionRun(transport, first.body, Assembler(), timeout=timeout, start=start)
-        async for _ in second.pieces():
-            pass
+        body = _body(model, REMEMBER.format(word=word))
+        first = await _run(SessionRun(transport, body, Assembler(), timeout=timeout))
+        second = await _follow_up(transport, first, [TextPart(content=RECALL)], model, timeout)
     except FollowUpRefused as exc:
-        return Check("followup", "fail", f"conol refused the follow-up: {exc.message}", _since(started))
+        detail = f"conol refused the follow-up: {exc.message}"
+        return Check("followup", "fail", detail, _since(started)), int(exc.status_code)
     except ConolError as exc:
-        return Check("followup", "fail", f"{type(exc).__name__}: {exc.message}", _since(started))
+        return Check("followup", "fail", f"{type(exc).__name__}: {exc.message}", _since(started)), None
     answer = second.assembler.final_text.strip()
     if word.lower() in answer.lower():
-        return Check(
-            "followup", "pass", f"turn 2 recalled the word from turn 1 ({answer[:60]!r})", _since(started)
+        detail = f"turn 2 recalled the word from turn 1 ({answer[:60]!r})"
+        return Check("followup", "pass", detail, _since(started)), None
+    detail = f"turn 2 did not recall {word!r} from turn 1: {answer[:80]!r}"
+    return Check("followup", "fail", detail, _since(started)), None
+
+
+async def _check_tool_round_trip(transport: Transport, model: CatalogModel, timeout: float) -> Check:
+    """A client tool call, its result sent as a follow-up, and an answer that uses the result."""
+    started, name = time.monotonic(), "followup tool"
+    code = "wx" + secrets.token_hex(3)  # only the tool result holds it: quoting it proves it was read
+    result = f"light rain, 14 C, station code {code}"
+    body = _body(model, TOOL_PROMPT).model_copy(update={"tools": convert_tools([WEATHER_TOOL])})
+    try:
+        assembler = Assembler(client_tools=frozenset({"get_weather"}))
+        first = await _run(SessionRun(transport, body, assembler, timeout=timeout))
+        calls = first.assembler.tool_calls
+        if not calls:
+            said = first.assembler.final_text.strip()
+            return Check(name, "fail", f"turn 1 did not call get_weather: {said[:80]!r}", _since(started))
+        user = {"role": "user", "content": TOOL_PROMPT}
+        assistant = returned_assistant(
+            first.assembler.final_text, [(calls[0].id, calls[0].name, calls[0].arguments)]
         )
-    return Check(
-        "followup", "fail", f"turn 2 did not recall {word!r} from turn 1: {answer[:80]!r}", _since(started)
-    )
+        new = [{"role": "tool", "tool_call_id": calls[0].id, "content": result}]
+        second = await _follow_up(transport, first, render_turn([user, assistant], new), model, timeout)
+    except FollowUpRefused as exc:
+        return Check(
+            name, "fail", f"conol refused the tool result as a follow-up: {exc.message}", _since(started)
+        )
+    except ConolError as exc:
+        return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", _since(started))
+    answer = second.assembler.final_text.strip()
+    if code in answer.lower():
+        call = f"{calls[0].name}({calls[0].arguments})"
+        detail = f"{call} called; the answer quoted {code!r} from its result: {answer[:80]!r}"
+        return Check(name, "pass", detail, _since(started))
+    if second.assembler.tool_calls and not answer:
+        again = second.assembler.tool_calls[0]
+        detail = f"turn 2 called {again.name}({again.arguments}) again instead of answering with the result"
+        return Check(name, "fail", detail, _since(started))
+    detail = f"turn 2 did not use the tool result (no {code!r} in the answer): {answer[:80]!r}"
+    return Check(name, "fail", detail, _since(started))
 
 
 async def _check_pinning(transport: Transport, model: CatalogModel) -> Check:
@@ -107,14 +213,24 @@ async def _check_pinning(transport: Transport, model: CatalogModel) -> Check:
     )
 
 
-def _settings(followup: Check, pinning: Sequence[Check]) -> str:
+def _spent(transport: _CountingTransport) -> str:
+    ran = transport.sessions - transport.empty_sessions
+    return (
+        f"# sessions these checks created: {transport.sessions} ({ran} ran turns, "
+        f"{transport.empty_sessions} empty for pinning, ran nothing)"
+    )
+
+
+def _settings(followup: Check, tool: Check, pinning: Sequence[Check]) -> str:
     modes = {check.detail.split(":", 1)[0] for check in pinning if check.outcome == "pass"}
+    # reuse continues tool loops above all (an agent's turns are tool results): both must work
+    reuse = not (followup.failed or tool.failed or tool.outcome == "skip")
     if followup.failed:
         modes.discard("pin")  # the turn after a pinned empty create is a follow-up too
     mode = "auto" if len(modes) > 1 else next(iter(modes), "create")
     lines = [
         "# the deployment settings this account needs (litellm_params of each conol model):",
-        f"session_reuse: {'off' if followup.failed else 'auto'}",
+        f"session_reuse: {'auto' if reuse else 'off'}",
         f"model_pinning: {mode}",
     ]
     return "\n".join(lines)

@@ -181,12 +181,15 @@ class ChunkMaker:
     # chunks it builds itself with the time it first sees a chunk, and every chunk must agree
     created: int = 0
     last_tool_index: int | None = None  # the index of the last client tool call streamed, if any
+    content_sent: str = ""  # the answer's text as the client got it (session reuse binds this)
 
     def chunk(
         self, delta: Delta, *, finish: str | None = None, fields: dict[str, Any] | None = None
     ) -> ModelResponseStream:
         if not self.created:
             self.created = int(time.time())
+        if delta.content:
+            self.content_sent += delta.content
         chunk = ModelResponseStream(
             id=self.response_id,
             created=self.created,

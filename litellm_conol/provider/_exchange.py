@@ -108,10 +108,11 @@ class Exchange:
             ):
                 raise self._failure(rejection)
             conversation = conversation + rejection.repair
-        await self.reuse.bind(self.runs, finished=True)
         if maker is not None:
             for chunk in self._held_chunks(maker):
                 yield chunk
+        streamed = maker.content_sent if maker is not None else None
+        await self.reuse.bind(self.runs, finished=True, text=streamed)
 
     async def _guarded_turn(
         self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool
@@ -176,11 +177,17 @@ class Exchange:
                 yield chunk
         except ConolError as exc:
             if not self.reuse.fallback(run, exc):
+                await self.reuse.failed(run, exc)
                 raise
-            retry = session_run(self.request, run.body, await answer_cutter(self.request))
-            self.runs[-1] = retry
-            async for chunk in session_chunks(self.request, retry, live, hold_calls=self._validates_calls):
-                yield chunk
+        except BaseException as exc:  # cancelled, or the caller stopped reading: it may retry
+            self.reuse.failed_soon(run, exc)
+            raise
+        else:
+            return
+        retry = session_run(self.request, run.body, await answer_cutter(self.request))
+        self.runs[-1] = retry
+        async for chunk in session_chunks(self.request, retry, live, hold_calls=self._validates_calls):
+            yield chunk
 
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""

@@ -2,17 +2,18 @@
 and the stores and follow-up calls (``client``).
 
 :meth:`Reuse.start` says how the request's first run starts: a follow-up on the session that holds
-its history, an empty create pinned with ``/model``, or today's one create. :meth:`Reuse.fallback`
-turns a refused follow-up into a new full session (and keeps reuse off for that upstream a while);
-:meth:`Reuse.bind` records the session for the next turn when its history is exactly what the client
-now holds.
+its history, an empty create pinned with ``/model``, or one plain create. :meth:`Reuse.fallback`
+turns a refused follow-up into a new full session; :meth:`Reuse.failed` keeps a session a failed
+follow-up may have reached for that turn's retry; :meth:`Reuse.bind` records the session for the
+next turn when its history is exactly what the client now holds (docs/session-reuse.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..client import (
@@ -25,19 +26,18 @@ from ..client import (
     upstream_memory,
 )
 from ..core import (
+    AgentFailed,
     AssetRef,
     Binding,
     ConolError,
     ConolRequest,
     Continue,
-    Fresh,
+    RequestTimeout,
+    SessionInfo,
     TurnBody,
-    TurnBoundary,
-    bind_refusal,
-    decide,
-    history_digest,
-    last_text,
-    render_turn,
+    answered_calls,
+    canonical_digest,
+    canonical_history,
     resolve_images,
     resolve_parts,
     returned_assistant,
@@ -45,11 +45,13 @@ from ..core import (
     settings_digest,
     split_new_turn,
 )
+from ..core._turn import Ask, Fresh, bind_refusal, decide, render_turn
+from ..core._turn_boundary import TurnBoundary
 
 log = logging.getLogger("litellm_conol.reuse")
 
-# A follow-up answered with one of these (or refused outright) is retried as a new full session.
-FALLBACK_STATUSES = frozenset({404, 405, 409, 410, 422})
+GONE_STREAM = frozenset({404, 410})  # a follow-up's stream answering these: the session is gone
+LARGE_HISTORY = 1 << 20  # characters of content above which the fingerprint is computed off the loop
 
 
 @dataclass
@@ -58,8 +60,12 @@ class Reuse:
     messages: list[Any]
     reused: bool = field(default=False, init=False)
     reason: str = field(default="", init=False)
+    not_bound: str = field(default="", init=False)  # why the session was not kept for the next turn
     _binding: Binding | None = field(default=None, init=False)
     _start: SessionStart | None = field(default=None, init=False)
+    _canonical: list[list[Any]] | None = field(default=None, init=False)
+    _history_key: str = field(default="", init=False)
+    _turn_key: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
         endpoint, body = self.request.endpoint, self.request.body
@@ -72,46 +78,74 @@ class Reuse:
         return self.request.reuse.mode == "auto"
 
     async def start(self, assets: Mapping[str, AssetRef]) -> SessionStart | None:
-        """How the first run starts (``None``: one create, as always); ``assets``: the request's
-        uploaded images, which the turn names."""
+        """How the first run starts (``None``: one create); ``assets``: the request's uploaded
+        images, which the turn names."""
         request, body = self.request, self.request.body
         split = split_new_turn(self.messages)
         continuable = split is not None and request.output_format is None
-        binding = None
         await upstream_memory.refresh(self.scope, body.agent_model, request.reuse.redis_url)
         refused = upstream_memory.refused(self.scope)
-        store, key = binding_store(request.reuse), ""
+        binding = None
+        ask = Ask(body.agent_model, body.agent_effort)
+        store = binding_store(request.reuse)
         if self._options_on and continuable and not refused and split is not None:
-            key = history_digest(self.scope, self.settings, split[0])
-            binding = await store.peek(key)  # consumed below only to continue it
+            await self._fingerprint(split[1])
+            ask = replace(ask, turn=self._turn_key, answered=answered_calls(split[1]))
+            binding = await store.peek(self._history_key)  # taken below only to continue it
         decision = decide(
             binding,
+            ask,
             options=request.reuse,
-            model=body.agent_model,
-            effort=body.agent_effort,
             continuable=continuable,
             upstream_refused=refused,
             pinning=self._pins(),
         )
-        if isinstance(decision, Continue) and await store.take(key, decision.binding) is None:
+        taken = isinstance(decision, Continue) and await store.take(self._history_key, decision.binding)
+        if isinstance(decision, Continue) and not taken:
             decision = Fresh("another request took this session")
         if isinstance(decision, Continue) and split is not None:
-            parts = render_turn(*split, request.image_limits)
-            turn = TurnBody(messages=resolve_parts(parts, assets), timezone=body.timezone)
-            self.reused, self._binding = True, decision.binding
-            self.reason = "history matched" + (", model re-pinned" if decision.repin else "")
-            self._start = FollowUpStart(
-                session_id=decision.binding.session_id,
-                turn=turn,
-                boundary=TurnBoundary(frozenset(decision.binding.stages), last_text(turn.messages)),
-                model=body.agent_model,
-                effort=body.agent_effort,
-                repin=decision.repin,
-            )
+            self._start = self._follow_up(decision, split, assets)
             return self._start
-        self.reason = decision.reason if not isinstance(decision, Continue) else "no new turn"
+        self.reason = decision.reason if isinstance(decision, Fresh) else "no new turn"
         self._start = self._pinned_start(assets)
         return self._start
+
+    def _follow_up(
+        self, decision: Continue, split: tuple[list[Any], list[Any]], assets: Mapping[str, AssetRef]
+    ) -> FollowUpStart:
+        body, binding = self.request.body, decision.binding
+        parts = render_turn(*split, self.request.image_limits)
+        self.reused, self._binding = True, binding
+        self.reason = "history matched" + (", model re-pinned" if decision.repin else "")
+        if decision.reattach:
+            self.reason = "history matched, reading the turn an earlier attempt posted"
+        info = SessionInfo(binding.session_id, binding.effective_model or binding.model, binding.downgraded)
+        return FollowUpStart(
+            session_id=binding.session_id,
+            turn=TurnBody(messages=resolve_parts(parts, assets), timezone=body.timezone),
+            boundary=TurnBoundary(binding.stages),
+            model=body.agent_model,
+            effort=body.agent_effort,
+            info=info,
+            repin=decision.repin,
+            reattach=decision.reattach,
+        )
+
+    async def _fingerprint(self, new: Sequence[Any]) -> None:
+        """The history's and the new turn's keys, from one canonical form of the request (computed
+        once per request; off the event loop when the request carries large content, images say)."""
+        canonical = await self._canonical_form()
+        cut = len(canonical) - len(new)  # a new turn is user and tool messages: one entry each
+        self._history_key = canonical_digest(self.scope, self.settings, canonical[:cut])
+        self._turn_key = canonical_digest(self.scope, self.settings, ["turn", *canonical[cut:]])
+
+    async def _canonical_form(self) -> list[list[Any]]:
+        if self._canonical is None:
+            if _content_size(self.messages) > LARGE_HISTORY:
+                self._canonical = await asyncio.to_thread(canonical_history, self.messages)
+            else:
+                self._canonical = canonical_history(self.messages)
+        return self._canonical
 
     def _pins(self) -> bool:
         """Whether this request's model is pinned with ``/model`` on this upstream."""
@@ -124,39 +158,71 @@ class Reuse:
 
     def _pinned_start(self, assets: Mapping[str, AssetRef]) -> SessionStart | None:
         if not self._pins() or upstream_memory.refused(self.scope):
-            return None
+            return None  # pinning posts the turn: an upstream without follow-ups cannot pin
         body = resolve_images(self.request.body, assets)
         return PinnedStart(
             create=body,
             turn=TurnBody(messages=body.messages, timezone=body.timezone),
-            boundary=TurnBoundary(frozenset(), last_text(body.messages)),
+            boundary=TurnBoundary(),
             always_pin=self.request.reuse.pinning == "pin",
             strict_model=self.request.strict_model,
         )
 
     def fallback(self, run: SessionRun, exc: ConolError) -> bool:
-        """Whether a failed first run is retried as one plain create: a follow-up conol refused, or
-        a stream that says the session is gone, before anything of the answer arrived."""
+        """Whether a failed first run is retried as one plain create: conol refused the follow-up
+        (or the pinned start's turn), or the follow-up's stream says the session is gone, before
+        anything of the answer arrived. Only an upstream without follow-ups turns them off for it."""
         if self._start is None or run.start is not self._start:
             return False
         answer = run.assembler
         if answer.final_text or answer.final_reasoning or answer.tool_calls:
             return False
-        if not isinstance(exc, FollowUpRefused) and int(exc.status_code) not in FALLBACK_STATUSES:
+        if isinstance(exc, FollowUpRefused):
+            kind = exc.kind
+        elif isinstance(self._start, FollowUpStart) and int(exc.status_code) in GONE_STREAM:
+            kind = "gone"
+        else:
             return False
-        upstream_memory.refuse(self.scope, self.request.reuse.backoff)
-        log.warning(
-            "session reuse: conol refused a turn on an existing session (HTTP %s); a new session "
-            "answers instead, and follow-ups stay off for this upstream for %.0f s",
-            exc.status_code,
-            self.request.reuse.backoff,
-        )
-        self.reused, self.reason = False, f"follow-up refused (HTTP {exc.status_code}): new session"
+        if kind == "unsupported":
+            upstream_memory.refuse(self.scope, self.request.reuse.backoff)
+            log.warning(
+                "session reuse: conol has no follow-ups here (HTTP %s); they stay off for this "
+                "upstream for %.0f s",
+                exc.status_code,
+                self.request.reuse.backoff,
+            )
+        self.reused, self.reason = False, f"follow-up refused ({kind}, HTTP {exc.status_code}): new session"
         self._start = None
         return True
 
-    async def bind(self, runs: list[SessionRun], finished: bool) -> None:
-        """Remember the session for the next turn, when conol's history is what the client now holds."""
+    async def failed(self, run: SessionRun, exc: BaseException) -> None:
+        """A follow-up failed with the caller's usual error: keep its session for the retry. Not
+        taken → the binding as it was; maybe taken → only this very turn may continue it, and reads
+        it instead of posting it again; the agent failed (or a reattach found nothing) → forgotten,
+        as a session holding a failed turn is not the conversation the client holds."""
+        start, binding = run.start, self._binding
+        if not isinstance(start, FollowUpStart) or start is not self._start or binding is None:
+            return
+        self._binding = None
+        if isinstance(exc, AgentFailed) or (start.reattach and isinstance(exc, RequestTimeout)):
+            return
+        if start.posted != "no":
+            binding = replace(binding, pending_turn=self._turn_key)
+        await self._put(binding)
+
+    def failed_soon(self, run: SessionRun, exc: BaseException) -> None:
+        """:meth:`failed` for a request being cancelled (the caller went away): done in the
+        background, since a cancelled task should not wait."""
+        try:
+            task = asyncio.get_running_loop().create_task(self.failed(run, exc))
+        except RuntimeError:
+            return
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    async def bind(self, runs: list[SessionRun], finished: bool, text: str | None = None) -> None:
+        """Remember the session for the next turn, when conol's history is what the client now holds.
+        ``text``: the answer's text as streamed to the client (``None``: not streamed)."""
         if not runs:
             return
         run = runs[-1]
@@ -170,24 +236,47 @@ class Reuse:
             cut=answer.cut is not None,
             structured=self.request.output_format is not None,
             finished=finished,
+            withheld_calls=bool(answer.dropped_calls or answer.withheld_calls),
+            unnamed_stages=run.boundary.unnamed,
         )
         if refusal is not None:
-            self.reason = self.reason or refusal
+            self.not_bound = refusal
             return
         calls = [(call.id, call.name, call.arguments) for call in answer.tool_calls]
-        history = [*self.messages, returned_assistant(answer.final_text, calls)]
-        earlier = self._binding.stages if self._binding is not None and self.reused else ()
+        if text is None:  # an answer with tool calls has null content: its text is not the client's
+            text = "" if calls else answer.final_text
+        history = await self._history_after(returned_assistant(text, calls))
+        earlier = self._binding if self.reused else None
         binding = Binding(
             session_id=run.info.session_id,
             model=self.request.body.agent_model,
             effort=self.request.body.agent_effort,
-            stages=tuple(dict.fromkeys([*earlier, *run.stages])),
-            turns=(self._binding.turns + 1) if self._binding is not None and self.reused else 1,
-            pinned=bool(getattr(run.start, "pinned", False))
-            or (self.reused and self._binding is not None and self._binding.pinned),
+            stages=run.boundary.history(),
+            turns=earlier.turns + 1 if earlier is not None else 1,
+            pinned=bool(getattr(run.start, "pinned", False)) or (earlier is not None and earlier.pinned),
+            effective_model=run.info.effective_model or "",
+            downgraded=run.info.model_downgraded,
+            pending_calls=tuple(call.id for call in answer.tool_calls),
         )
-        store = binding_store(self.request.reuse)
-        await store.put(history_digest(self.scope, self.settings, history), binding, self.request.reuse.ttl)
+        self._binding = None
+        await binding_store(self.request.reuse).put(
+            canonical_digest(self.scope, self.settings, history), binding, self.request.reuse.ttl
+        )
+
+    async def _history_after(self, answer: dict[str, Any]) -> list[list[Any]]:
+        """The canonical conversation once ``answer`` is added (the request's, computed once)."""
+        canonical = await self._canonical_form()
+        if self._ends_with_answer():
+            return canonical_history([*self.messages, answer])  # merged with the last assistant message
+        return [*canonical, *canonical_history([answer])]
+
+    def _ends_with_answer(self) -> bool:
+        last = self.messages[-1] if self.messages else None
+        return isinstance(last, Mapping) and last.get("role") == "assistant"
+
+    async def _put(self, binding: Binding) -> None:
+        if self._history_key:
+            await binding_store(self.request.reuse).put(self._history_key, binding, self.request.reuse.ttl)
 
     def _learn(self, run: SessionRun) -> None:
         start = run.start
@@ -195,4 +284,28 @@ class Reuse:
             upstream_memory.learn(self.scope, self.request.body.agent_model, start.create_honoured)
 
     def fields(self) -> dict[str, Any]:
-        return {"session_reused": self.reused, "session_reuse_reason": self.reason}
+        fields: dict[str, Any] = {"session_reused": self.reused, "session_reuse_reason": self.reason}
+        if self.not_bound:
+            fields["session_not_bound"] = self.not_bound
+        return fields
+
+
+_background: set[asyncio.Task[None]] = set()
+
+
+def _content_size(messages: Sequence[Any]) -> int:
+    """Roughly how many characters the messages carry (images as their data URLs): cheap to count,
+    costly to hash."""
+    return sum(_size(message, 3) for message in messages)
+
+
+def _size(value: Any, depth: int) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if depth <= 0:
+        return 0
+    if isinstance(value, Mapping):
+        return sum(_size(item, depth - 1) for item in value.values())
+    if isinstance(value, list):
+        return sum(_size(item, depth - 1) for item in value)
+    return 0

@@ -3,10 +3,23 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import httpx
 import pytest
 
-from litellm_conol.fake import AGENT_SERVER_KEY, COOKIE_NAME, EXTRA_MODELS, KNOWN_MODELS, FakeConol
+from litellm_conol.fake import (
+    AGENT_SERVER_KEY,
+    COOKIE_NAME,
+    EXTRA_MODELS,
+    KNOWN_MODELS,
+    FakeConol,
+    Preview,
+    Scenario,
+    ScenarioContext,
+    SetStatus,
+    Step,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -134,3 +147,26 @@ def test_unknown_modes_are_refused(fake):
         fake.configure(agent_servers="nested")
     with pytest.raises(ValueError, match="config assets='off' must be one of on, absent"):
         fake.configure(assets="off")
+
+
+def test_scenarios_see_the_transcripts_images_by_content_in_order(fake, http):
+    seen: list[tuple[str, ...]] = []
+
+    def steps(ctx: ScenarioContext) -> list[Step]:
+        seen.append(ctx.images)
+        return [Preview("ok"), SetStatus("completed")]
+
+    fake.add_scenario(Scenario("images_seen", steps))
+    other = PNG + b"other"
+    first, second = upload(http).json()["url"], upload(http, other).json()["url"]
+    image = {"type": "image", "mediaType": "image/png"}
+    created = create(http, [{"type": "text", "content": "[[fake:images_seen]]"}, {**image, "content": first}])
+    sid = created.json()["sessionId"]
+    turn = {
+        "messages": [{"type": "text", "content": "more"}, {**image, "content": second}],
+        "timezone": "UTC",
+    }
+    assert http.post(f"/api/sessions/{sid}/messages", json=turn).status_code == 202
+    digests = (hashlib.sha256(PNG).hexdigest(), hashlib.sha256(other).hexdigest())
+    assert seen == [digests[:1], digests]
+    assert fake.session(sid).images == list(digests)

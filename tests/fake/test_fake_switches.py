@@ -28,7 +28,10 @@ def test_the_defaults_are_the_faithful_fake():
         "agent_servers": "list",
         "create_model": "honour",
         "followup_status": None,
+        "followup_stage": "new",
+        "followup_replayed_end": "none",
     }
+    assert {name: getattr(FakeConfig(), name) for name in parse()} == parse()
 
 
 def test_every_switch_reaches_the_config():
@@ -42,6 +45,8 @@ def test_every_switch_reaches_the_config():
         "--agent-servers=servers",
         "--create-model=ignore",
         "--followup-status=405",
+        "--followup-stage=same",
+        "--followup-replayed-end=error",
     )
     config = FakeConfig()
     config.update(readings)
@@ -52,3 +57,13 @@ def test_a_value_outside_the_choices_is_refused(capsys):
     with pytest.raises(SystemExit):
         parse("--create-model=sometimes")
     assert "invalid choice: 'sometimes'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse("--followup-stage=old")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("followup_stage", "old"), ("followup_replayed_end", "failed"), ("followup_stage", 1)]
+)
+def test_the_config_refuses_a_reading_it_does_not_have(key, value):
+    with pytest.raises(ValueError, match=key):
+        FakeConfig().update({key: value})

@@ -44,8 +44,8 @@ from litellm_conol.provider._failure_memory import CLAIM_KIND, FAILURE_KIND, Fai
 
 pytestmark = pytest.mark.timeout(60)
 
-BINDING = Binding("session-1", "m", "low", ("stage-a",), 1)
-OTHER = Binding("session-2", "m", "low", ("stage-b",), 1)
+BINDING = Binding("session-1", "m", "low", (("stage-a", ("log-1",)),), 1)
+OTHER = Binding("session-2", "m", "low", (("stage-b", ("log-1",)),), 1)
 USER, PASSWORD = "team@conol", "p@ss:w/rd #1%"  # every character a URL gives a meaning to
 NO_GETDEL = ['rename-command GETDEL ""']
 

@@ -137,7 +137,7 @@ async def test_rewritten_history_still_matches(conol):
         "tool_calls": [{**call, "function": {**call["function"], "arguments": '{ "city" :  "Paris" }'}}],
         "reasoning_content": "whatever the client kept of the thinking",
     }
-    user = {"role": "user", "content": [{"type": "text", "text": "  [[fake:tool_loop]]\n weather? "}]}
+    user = {"role": "user", "content": [{"type": "text", "text": "\r\n[[fake:tool_loop]] weather? \r\n"}]}
     _, fields = await ask(conol, [user, rewritten, tool_result(call["id"], "rain")], tools=[WEATHER])
     assert fields["session_reused"] is True
 
@@ -156,18 +156,26 @@ async def test_changed_history_starts_a_new_session(conol):
     assert len(conol.sessions) == 2
 
 
-@pytest.mark.parametrize("status", [404, 405, 410, 422])
-async def test_a_refused_follow_up_falls_back_to_the_same_answer(conol, status):
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(404, "unsupported"), (405, "unsupported"), (410, "gone"), (409, "busy"), (422, "rejected")],
+)
+async def test_a_refused_follow_up_falls_back_to_the_same_answer(conol, status, kind):
+    """Refusals by meaning (issue 24 item 4): only an upstream without follow-ups turns them off for
+    everyone; a gone, busy or refused turn falls back for that conversation alone."""
     conol.configure(followup_status=status)
     answers, fields = await echo_conversation(conol, TURNS)
     assert answers == ["[[fake:echo]] first", "second", "third"]
     assert fields[1]["session_reused"] is False
-    assert fields[1]["session_reuse_reason"] == f"follow-up refused (HTTP {status}): new session"
-    # and follow-ups stay off for that upstream: turn 3 does not try
-    assert fields[2]["session_reuse_reason"] == "this upstream refused a follow-up recently"
+    assert fields[1]["session_reuse_reason"] == f"follow-up refused ({kind}, HTTP {status}): new session"
+    upstream_wide = kind == "unsupported"
+    if upstream_wide:  # turn 3 does not try
+        assert fields[2]["session_reuse_reason"] == "this upstream does not take follow-ups"
+    else:  # turn 3 tries its own session's follow-up, and falls back again
+        assert fields[2]["session_reuse_reason"] == fields[1]["session_reuse_reason"]
     assert len(conol.sessions) == 3  # a refused follow-up costs no session: one per turn, as with reuse off
     posts = [r for r in conol.requests if r.method == "POST" and r.path.endswith("/messages")]
-    assert len(posts) == 1
+    assert len(posts) == (1 if upstream_wide else 2)
 
 
 @pytest.mark.parametrize("status", [404, 410])
@@ -181,7 +189,7 @@ async def test_a_session_gone_mid_conversation_falls_back(conol, status):
     answer, fields = await ask(conol, messages)
     assert answer["content"] == "third"
     assert fields["session_reused"] is False
-    assert fields["session_reuse_reason"] == f"follow-up refused (HTTP {status}): new session"
+    assert fields["session_reuse_reason"] == f"follow-up refused (gone, HTTP {status}): new session"
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -315,4 +323,82 @@ async def test_a_follow_up_carries_the_new_turns_image_as_an_uploaded_asset(cono
             {"type": "text", "content": "second"},
             {"type": "image", "content": "/api/assets/asset_2", "mediaType": "image/png"},
         ]
+    ]
+
+
+# --- issue 24 regressions: refusals by meaning, what both sides hold, the effective model -------------
+
+
+async def test_a_rate_limited_follow_up_is_retryable_and_keeps_reuse_on(conol):
+    """Issue 24 item 4: a 429 on one follow-up is the caller's usual retryable error; the retry
+    continues the same session, and reuse stays on for other conversations."""
+    answers, _ = await echo_conversation(conol, TURNS[:1])
+    messages = [{"role": "user", "content": TURNS[0]}, {"role": "assistant", "content": answers[0]}]
+    messages.append({"role": "user", "content": "second"})
+    conol.configure(followup_status=429)
+    with pytest.raises(litellm.RateLimitError):
+        await ask(conol, messages, num_retries=0)
+    conol.configure(followup_status=None)
+    answer, fields = await ask(conol, messages)  # the client's retry
+    assert (answer["content"], fields["session_reused"]) == ("second", True)
+    other, other_fields = await echo_conversation(conol, ["[[fake:echo]] other", "again"])
+    assert other == ["[[fake:echo]] other", "again"]
+    assert other_fields[1]["session_reused"] is True
+    assert len(conol.sessions) == 2  # one per conversation: the 429 cost no session
+
+
+async def test_a_server_error_on_a_follow_up_is_retried_on_that_session_only(conol):
+    """Issue 24 item 4: after a 500 conol may have taken the turn; a retry of that very turn reads
+    the session (never a second full session), and another turn on that history starts afresh."""
+    answers, _ = await echo_conversation(conol, TURNS[:1])
+    history = [{"role": "user", "content": TURNS[0]}, {"role": "assistant", "content": answers[0]}]
+    conol.configure(followup_status=500)
+    with pytest.raises(litellm.InternalServerError):
+        await ask(conol, [*history, {"role": "user", "content": "second"}], num_retries=0)
+    conol.configure(followup_status=None)
+    answer, fields = await ask(conol, [*history, {"role": "user", "content": "another"}])
+    assert (answer["content"], fields["session_reused"]) == ("another", False)
+    assert fields["session_reuse_reason"] == (
+        "conol may hold another turn on that session (an earlier post timed out)"
+    )
+    assert len(conol.sessions) == 2
+
+
+async def test_calls_the_client_did_not_get_are_never_bound(conol):
+    """Issue 24 item 5: parallel_tool_calls=false keeps one of two calls; conol waits on both, so
+    the session is not continued with one result."""
+    messages = [{"role": "user", "content": "[[fake:multi_tool]] weather in two cities"}]
+    first, fields = await ask(conol, messages, tools=[WEATHER], parallel_tool_calls=False)
+    assert len(first["tool_calls"]) == 1
+    assert fields["session_not_bound"] == (
+        "conol made tool calls the client did not get (parallel_tool_calls / tool_choice)"
+    )
+    call = first["tool_calls"][0]
+    _, second = await ask(conol, [*messages, first, tool_result(call["id"], "sunny")], tools=[WEATHER])
+    assert second["session_reused"] is False
+    assert len(conol.sessions) == 2
+
+
+async def test_parallel_calls_to_one_tool_are_told_apart_in_a_follow_up(conol):
+    """Issue 24 item 5: each result names its call by name, arguments and order, as conol saw it."""
+    messages = [{"role": "user", "content": "[[fake:multi_tool]] weather in two cities"}]
+    first, _ = await ask(conol, messages, tools=[WEATHER])
+    paris, tokyo = first["tool_calls"]
+    results = [tool_result(paris["id"], "sunny"), tool_result(tokyo["id"], "rainy")]
+    _, fields = await ask(conol, [*messages, first, *results], tools=[WEATHER])
+    assert fields["session_reused"] is True
+    assert conol.last_session.messages[-2:] == [
+        f'[Tool result #{paris["id"]}: get_weather({{"city": "Paris"}})]: sunny',
+        f'[Tool result #{tokyo["id"]}: get_weather({{"city": "Tokyo"}})]: rainy',
+    ]
+
+
+async def test_a_follow_up_reports_the_model_conol_runs(conol):
+    """Issue 24 item 7: the binding keeps the effective model; a follow-up reports it."""
+    conol.configure(create_model="ignore")
+    _, fields = await echo_conversation(conol, TURNS[:2])
+    assert [f["session_reused"] for f in fields] == [False, True]
+    assert [(f["effective_model"], f["model_downgraded"]) for f in fields] == [
+        ("deepseek/deepseek-v4-flash", True),
+        ("deepseek/deepseek-v4-flash", True),
     ]

@@ -270,7 +270,7 @@ def test_tool_loop_renders_call_and_result_and_answers(kw, conol_fake):
         sent[1]
         == f"[Assistant]\n[Tool call #{call['id']}: get_weather({json.dumps({'city': 'Paris'}, ensure_ascii=False)})]"
     )
-    assert sent[2] == f"[Tool result #{call['id']} (get_weather)]: 21°C and sunny"
+    assert sent[2] == f'[Tool result #{call["id"]}: get_weather({{"city": "Paris"}})]: 21°C and sunny'
 
 
 def test_multi_round_loop_renders_in_order(kw, conol_fake):
@@ -292,7 +292,7 @@ def test_multi_round_loop_renders_in_order(kw, conol_fake):
     assert conol_fake.last_session.messages == [
         "Paris then Tokyo [[fake:echo]]",
         '[Assistant]\n[Tool call #call_1: get_weather({"city": "Paris"})]',
-        "[Tool result #call_1 (get_weather)]: sunny",
+        '[Tool result #call_1: get_weather({"city": "Paris"})]: sunny',
         '[Assistant]\nNow Tokyo.\n[Tool call #call_2: get_weather({"city": "Tokyo"})]',
-        "[Tool result #call_2 (get_weather)]: rainy",
+        '[Tool result #call_2: get_weather({"city": "Tokyo"})]: rainy',
     ]

@@ -287,7 +287,7 @@ def test_render_tool_loop_shows_calls_and_results_with_names():
     assert [p.content for p in parts] == [
         "Weather in Paris?",
         '[Assistant]\n[Tool call #call_1: get_weather({"city":"Paris"})]',
-        "[Tool result #call_1 (get_weather)]: 83°F, Overcast",
+        '[Tool result #call_1: get_weather({"city": "Paris"})]: 83°F, Overcast',
     ]
 
 

@@ -4,23 +4,23 @@ canonical history (every rewrite we accept maps to the same key; every change of
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from litellm_conol.client._bindings import MemoryBindings, UpstreamMemory
 from litellm_conol.core import (
+    Ask,
     BadRequest,
     Binding,
     Continue,
     Fresh,
     ReuseOptions,
-    TurnBoundary,
     bind_refusal,
     decide,
     history_digest,
-    parse_event,
     render_turn,
     settings_of,
     split_new_turn,
@@ -31,14 +31,14 @@ words = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc", "Zl", "Zp")), min_size=1, max_size=8
 )
 texts = st.lists(words, min_size=1, max_size=6)
-spaces = st.sampled_from([" ", "  ", "\n", "\t", " \n "])
+ends = st.sampled_from(["", " ", "\n", " \n ", "\t"])
 args = st.dictionaries(st.sampled_from(["city", "n", "path"]), st.one_of(st.integers(), words), max_size=3)
 
 
 def conversation(user: list[str], answer: list[str], arguments: dict) -> list[dict]:
     return [
         {"role": "system", "content": "You are helpful."},
-        {"role": "user", "content": " ".join(user)},
+        {"role": "user", "content": "\n".join(user)},
         {
             "role": "assistant",
             "content": " ".join(answer),
@@ -59,15 +59,18 @@ def digest(messages) -> str:
 
 
 @settings(max_examples=150, deadline=None)
-@given(user=texts, answer=texts, arguments=args, space=spaces, data=st.data())
-def test_accepted_rewrites_map_to_the_same_key(user, answer, arguments, space, data):
+@given(user=texts, answer=texts, arguments=args, end=ends, data=st.data())
+def test_accepted_rewrites_map_to_the_same_key(user, answer, arguments, end, data):
+    """What clients rewrite when they resend (tests/unit/test_request_pairs.py has recorded ones):
+    line endings, trailing space, space at either end, parts vs a string, split answers, reasoning."""
     original = conversation(user, answer, arguments)
     rewritten = conversation(user, answer, arguments)
     rewritten[0] = {"role": "developer", "content": [{"type": "text", "text": "You are helpful."}]}
-    rewritten[1]["content"] = [{"type": "text", "text": space + space.join(user) + space}]
+    crlf = "".join(word + end.replace("\n", "") + "\r\n" for word in user)
+    rewritten[1]["content"] = [{"type": "text", "text": "  \n" + crlf + end}]
     assistant = rewritten[2]
     pretty = json.dumps(arguments, indent=data.draw(st.sampled_from([None, 2])), sort_keys=True)
-    split_text = {"role": "assistant", "content": space.join(answer), "reasoning_content": "hmm"}
+    split_text = {"role": "assistant", "content": " ".join(answer) + end, "reasoning_content": "hmm"}
     split_calls = {
         "role": "assistant",
         "content": [{"type": "thinking", "thinking": "signed"}],
@@ -93,6 +96,34 @@ def test_a_change_of_content_changes_the_key(user, answer, arguments, which, ext
     else:
         changed[2]["tool_calls"][0]["id"] = "call_x" + extra
     assert digest(changed) != digest(original)
+
+
+@settings(max_examples=100, deadline=None)
+@given(user=texts, answer=texts, arguments=args, which=st.integers(0, 2))
+def test_whitespace_inside_a_message_and_images_are_content(user, answer, arguments, which):
+    """Indentation is code; an image differs by its bytes (issue 24 item 6)."""
+    assume(which != 1 or len(user) > 1)
+    original = conversation(user, answer, arguments)
+    changed = conversation(user, answer, arguments)
+    if which == 0:
+        changed[1]["content"] = "\n".join("    " + word for word in user)  # indented
+    elif which == 1:
+        changed[1]["content"] = " ".join(user)  # the lines joined into one
+    else:
+        for messages, data in ((original, "iVBORw0KGgo"), (changed, "iVBORw0KGgA")):
+            image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + data}}
+            messages[1]["content"] = [{"type": "text", "text": messages[1]["content"]}, image]
+    assert digest(changed) != digest(original)
+
+
+def test_image_forms_by_content():
+    url = "data:image/png;base64,AAAA"
+    as_url = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]
+    as_input = [{"role": "user", "content": [{"type": "input_image", "image_url": url}]}]
+    other = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url + "BB"}}]}]
+    none = [{"role": "user", "content": []}]
+    assert digest(as_url) == digest(as_input)  # the same bytes, however the part names them
+    assert len({digest(as_url), digest(other), digest(none)}) == 3
 
 
 def test_role_order_and_scope_are_part_of_the_key():
@@ -121,7 +152,7 @@ def test_render_turn_names_the_tool_from_the_history():
         },
     ]
     parts = render_turn(history, [{"role": "tool", "tool_call_id": "c1", "content": "sun"}])
-    assert [p.content for p in parts] == ["[Tool result #c1 (get_weather)]: sun"]
+    assert [p.content for p in parts] == ["[Tool result #c1: get_weather({})]: sun"]
     with pytest.raises(BadRequest, match="no text"):
         render_turn(history, [{"role": "user", "content": ""}])
 
@@ -155,28 +186,48 @@ def test_options():
         reuse_options({"session_reuse_ttl": 0})
 
 
-BINDING = Binding("s1", "m", "low", ("a",), 1, pinned=True)
+BINDING = Binding("s1", "m", "low", (("a", ("d1", "d2")),), 1, pinned=True, effective_model="m2")
+ASK = Ask("m", "low", turn="t")
 
 
 def test_decide():
     on = ReuseOptions()
-    kw = {
-        "options": on,
-        "model": "m",
-        "effort": "low",
-        "continuable": True,
-        "upstream_refused": False,
-        "pinning": False,
-    }
-    assert decide(BINDING, **kw) == Continue(BINDING, repin=False)
-    assert decide(None, **kw) == Fresh("no session holds this history")
-    assert decide(BINDING, **{**kw, "options": ReuseOptions(mode="off")}) == Fresh("session_reuse is off")
-    assert decide(BINDING, **{**kw, "continuable": False}) == Fresh("no earlier turn to continue")
-    assert decide(BINDING, **{**kw, "upstream_refused": True}) == Fresh(
-        "this upstream refused a follow-up recently"
+    kw = {"options": on, "continuable": True, "upstream_refused": False, "pinning": False}
+    assert decide(BINDING, ASK, **kw) == Continue(BINDING, repin=False)
+    assert decide(None, ASK, **kw) == Fresh("no session holds this history")
+    assert decide(BINDING, ASK, **{**kw, "options": ReuseOptions(mode="off")}) == Fresh(
+        "session_reuse is off"
     )
-    assert decide(BINDING, **{**kw, "model": "other"}) == Fresh("the model or effort changed")
-    assert decide(BINDING, **{**kw, "effort": "high", "pinning": True}) == Continue(BINDING, repin=True)
+    assert decide(BINDING, ASK, **{**kw, "continuable": False}) == Fresh("no earlier turn to continue")
+    assert decide(BINDING, ASK, **{**kw, "upstream_refused": True}) == Fresh(
+        "this upstream does not take follow-ups"
+    )
+    assert decide(BINDING, replace(ASK, model="other"), **kw) == Fresh("the model or effort changed")
+    assert decide(BINDING, replace(ASK, effort="high"), **{**kw, "pinning": True}) == Continue(
+        BINDING, repin=True
+    )
+
+
+def test_decide_continues_only_what_the_session_waits_on():
+    """Issue 24 item 5: conol's agent waits on exactly the calls it made."""
+    kw = {"options": ReuseOptions(), "continuable": True, "upstream_refused": False, "pinning": False}
+    waiting = replace(BINDING, pending_calls=("call_1", "call_2"))
+    both = replace(ASK, answered=frozenset({"call_1", "call_2"}))
+    assert decide(waiting, both, **kw) == Continue(waiting, repin=False)
+    missing = Fresh("the new turn does not answer the tool calls conol waits on")
+    assert decide(waiting, replace(ASK, answered=frozenset({"call_1"})), **kw) == missing
+    assert decide(waiting, ASK, **kw) == missing  # a user message instead of the results
+    assert decide(BINDING, both, **kw) == missing  # results for calls conol never made
+
+
+def test_decide_after_a_post_of_unknown_fate():
+    """Issue 24 item 4: only the retry of that very turn continues (reading it, not posting it)."""
+    kw = {"options": ReuseOptions(), "continuable": True, "upstream_refused": False, "pinning": False}
+    pending = replace(BINDING, pending_turn="t")
+    assert decide(pending, ASK, **kw) == Continue(pending, repin=False, reattach=True)
+    assert decide(pending, replace(ASK, turn="other"), **kw) == Fresh(
+        "conol may hold another turn on that session (an earlier post timed out)"
+    )
 
 
 def test_bind_refusal():
@@ -188,53 +239,22 @@ def test_bind_refusal():
     )
     assert bind_refusal(runs=1, cut=False, structured=True, finished=True).startswith("structured output")
     assert bind_refusal(runs=1, cut=False, structured=False, finished=False) == "the turn did not finish"
+    assert bind_refusal(runs=1, cut=False, structured=False, finished=True, withheld_calls=True) == (
+        "conol made tool calls the client did not get (parallel_tool_calls / tool_choice)"
+    )
+    assert bind_refusal(runs=1, cut=False, structured=False, finished=True, unnamed_stages=True) == (
+        "conol's stages carry no ids (no boundary for the next turn)"
+    )
 
 
 def test_binding_json_round_trip_and_garbage():
     assert Binding.from_json(BINDING.to_json()) == BINDING
     assert Binding.from_json(b"not json") is None
     assert Binding.from_json('{"model": "m"}') is None
+    old_format = json.loads(BINDING.to_json()) | {"v": 1}
+    assert Binding.from_json(json.dumps(old_format)) is None  # another format: no binding
+    assert Binding.from_json(BINDING.to_json().replace('"d1"', "7")) is None
     assert "token" not in BINDING.to_json()
-
-
-# --- the new-turn boundary -------------------------------------------------------------------------
-
-
-def delta(*stages) -> bytes:
-    return json.dumps({"type": "history_delta", "stages": list(stages)}).encode()
-
-
-def stage(sid, logs=(), preview=()):
-    return {"id": sid, "logs": list(logs), "preview": list(preview)}
-
-
-OLD_ANSWER = {"role": "assistant", "type": "message", "content": "old"}
-
-
-def test_the_replayed_past_is_dropped_until_the_new_turn_shows():
-    boundary = TurnBoundary(frozenset({"old"}), "what next?")
-    assert boundary.filter(parse_event(delta(stage("old", [OLD_ANSWER], [OLD_ANSWER])))) is None
-    assert boundary.filter(parse_event(b'{"type": "done"}')) is None
-    assert boundary.filter(parse_event(b'{"type": "error", "message": "old failure"}')) is None
-    assert not boundary.started
-    new = parse_event(
-        delta(stage("old", [OLD_ANSWER]), stage("new", [], [{"type": "message", "content": "hi"}]))
-    )
-    kept = boundary.filter(new)
-    assert boundary.started
-    assert [s.id for s in kept.stages] == ["new"]
-    assert boundary.filter(parse_event(b'{"type": "done"}')) is not None
-
-
-def test_a_new_turn_in_a_known_stage_starts_at_its_user_log():
-    boundary = TurnBoundary(frozenset({"main"}), "what next?")
-    user = {"role": "user", "type": "message", "content": "<system-reminder>…</system-reminder>\nwhat  next?"}
-    new_answer = {"role": "assistant", "type": "message", "content": "new"}
-    kept = boundary.filter(parse_event(delta(stage("main", [OLD_ANSWER, user, new_answer]))))
-    assert boundary.started
-    assert [log.content for log in kept.stages[0].logs] == ["new"]
-    later = boundary.filter(parse_event(delta(stage("main", [new_answer]))))
-    assert later is not None  # the stage is the new turn's from then on
 
 
 # --- binding lifecycle -------------------------------------------------------------------------------

@@ -91,7 +91,10 @@ _REMEMBER = re.compile(r"remember the word ([A-Za-z0-9_-]+)", re.IGNORECASE)
 
 def _recall(ctx: ScenarioContext) -> list[Step]:
     """Memory across turns (``doctor --reuse``): asked for the word, says the last one it was told
-    to remember anywhere in the session's transcript; otherwise ``OK.``"""
+    to remember anywhere in the session's transcript; otherwise ``OK.`` Offered client tools, it is
+    ``tool_loop`` (the doctor's tool round trip runs on the same fake)."""
+    if ctx.tools:
+        return _tool_loop(ctx)
     last = ctx.messages[-1] if ctx.messages else ""
     if "what was the word" in last.lower():
         words = _REMEMBER.findall("\n".join(ctx.messages))
@@ -170,7 +173,8 @@ def _prompt_driven_calls() -> list[Scenario]:
             "recall",
             _recall,
             description="prompt-driven: asked 'what was the word', answers the last 'remember the word X' of "
-            "the session's transcript (else 'I was not told a word.'); otherwise 'OK.'",
+            "the session's transcript (else 'I was not told a word.'); otherwise 'OK.'; offered client "
+            "tools, what tool_loop does",
         ),
         Scenario(
             "agent_loop",
