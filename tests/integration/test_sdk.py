@@ -286,6 +286,9 @@ async def test_error_event_mid_stream_raises_from_the_stream(kw):
             received.append(chunk.choices[0].delta.content or "")
     assert isinstance(info.value.original_exception, litellm.InternalServerError)
     assert info.value.status_code == 500
+    assert str(info.value.original_exception) == (
+        f"litellm.InternalServerError: ConolException - conol agent error: {BUILTINS['error'].error}"
+    )
     assert "".join(received) == "I will try to answer, but"
 
 
