@@ -785,6 +785,15 @@ def check_stream(chunks) -> str:
     return complete
 
 
+def assert_one_stream(chunks) -> None:
+    """Beside the type checks: the exact values every chunk of one streamed answer carries."""
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert len({chunk.id for chunk in chunks}) == 1
+    assert {(chunk.object, chunk.model) for chunk in chunks} == {
+        ("chat.completion.chunk", "claude-haiku-4-5")
+    }
+
+
 def test_stream_chunk_format_sync(base_args):
     chunks = list(
         litellm.completion(
@@ -792,7 +801,7 @@ def test_stream_chunk_format_sync(base_args):
         )
     )
     assert check_stream(chunks) == HELLO.final_text
-    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert_one_stream(chunks)
 
 
 async def test_stream_chunk_format_async(base_args):
@@ -801,7 +810,7 @@ async def test_stream_chunk_format_async(base_args):
     )
     chunks = [chunk async for chunk in stream]
     assert check_stream(chunks) == HELLO.final_text
-    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert_one_stream(chunks)
 
 
 # --- LiteLLM's own base classes, from a checkout ---------------------------------------------------
