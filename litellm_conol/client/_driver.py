@@ -34,7 +34,7 @@ from ..core import (
     unreadable_reason,
 )
 from ..core._turn_boundary import TurnBoundary
-from ._followup import SessionStart
+from ._followup import FollowUpRefused, FollowUpStart, SessionStart
 from ._inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
 from ._transport import SessionTransport
 
@@ -63,6 +63,7 @@ class SessionRun:
     stats: RunStats = field(default_factory=RunStats, init=False)
     boundary: TurnBoundary = field(init=False)  # the new turn's start; records the session's stage logs
     _last_stream_error: ConolError | None = field(default=None, init=False, repr=False)
+    _terminal_since: float | None = field(default=None, init=False, repr=False)
     _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -212,6 +213,7 @@ class SessionRun:
         if isinstance(item, _Status):
             if item.error is not None:
                 raise item.error
+            self._check_turn_taken(item.value, policy, now, session_id)
             policy.on_status(now, self._this_turn_status(item.value))
             if policy.is_failed:
                 raise failure_error(None, "status", status=policy.status, session_id=session_id)
@@ -241,6 +243,26 @@ class SessionRun:
         if self.boundary.started or status is None:
             return status
         return None if status.lower() in TERMINAL_STATUSES else status
+
+    def _check_turn_taken(self, status: str | None, policy: EndPolicy, now: float, session_id: str) -> None:
+        """Reading a turn an earlier attempt posted (its fate unknown): the session finished, the
+        stream went quiet for a settle window, and still nothing of the turn: conol never took it
+        (docs/session-reuse.md#when-a-follow-up-fails)."""
+        start = self.start
+        if not (isinstance(start, FollowUpStart) and start.reattach) or self.boundary.started:
+            return
+        if status is None or status.lower() not in TERMINAL_STATUSES:
+            self._terminal_since = None
+            return
+        if self._terminal_since is None:
+            self._terminal_since = now
+        settle = self.timing.settle_window
+        quiet_since = max(self._terminal_since, policy.last_activity_at or policy.started_at)
+        if now - quiet_since >= settle:
+            raise FollowUpRefused(
+                f"conol did not take the turn an earlier attempt posted on session {session_id}",
+                kind="not_taken",
+            )
 
     def _reconnect(
         self, policy: EndPolicy, session_id: str, inbox: _Inbox, tasks: set[asyncio.Task[None]]

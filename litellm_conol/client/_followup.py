@@ -9,7 +9,8 @@ follow-up decides what happens next, by what it means (docs/session-reuse.md#whe
 * the session is gone (404, 410), busy (409, 423) or the turn was refused (400, 413, 415, 422) →
   :class:`FollowUpRefused` for this conversation only: a new full session answers it;
 * a rate limit, a server error or a timeout → the caller's usual (retryable) error; ``posted`` says
-  whether conol may have taken the turn, so a retry reads that turn instead of posting it twice.
+  whether conol may have taken the turn, so a retry reads that turn instead of posting it twice (and
+  posts it after all, ``not_taken``, when the session finished without it).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..core import (
 from ..core._turn_boundary import TurnBoundary
 from ._transport import SessionTransport
 
-RefusalKind = Literal["unsupported", "gone", "busy", "rejected"]
+RefusalKind = Literal["unsupported", "gone", "busy", "rejected", "not_taken"]
 Posted = Literal["no", "unknown", "yes"]
 
 UNSUPPORTED = frozenset({405, 501})

@@ -115,13 +115,24 @@ class TurnBoundary:
         self._conn.seen[sid] = view
         known = self._known.get(sid, ())
         if view and sid not in self._conn.offset:
-            # A stream that starts mid-stage (no replay) holds none of the recorded logs.
-            self._conn.offset[sid] = 0 if not known or view[0] == known[0] else len(known)
+            self._conn.offset[sid] = _stream_start(view[0], known)
         offset = self._conn.offset.get(sid, 0)
         full = known[:offset] + tuple(view)
         if len(full) >= len(self._history.get(sid, ())):
             self._history[sid] = full
         return _first_new(digests, offset + start, known)
+
+
+def _stream_start(first: str, known: Sequence[str]) -> int:
+    """Where a connection's first log of a stage sits in the recorded ones: 0 for a replay from the
+    start, its place for a stream that starts at a later turn (no replay: the session's latest
+    turn), past them all for a log the record does not hold (the new turn's)."""
+    if known and known[0] == first:
+        return 0
+    for position in range(len(known) - 1, 0, -1):
+        if known[position] == first:
+            return position
+    return len(known)
 
 
 def _first_new(digests: Sequence[str], first_position: int, known: Sequence[str]) -> int:

@@ -184,7 +184,7 @@ class Exchange:
             raise
         else:
             return
-        retry = session_run(self.request, run.body, await answer_cutter(self.request))
+        retry = session_run(self.request, run.body, await answer_cutter(self.request), self.reuse.retry_start)
         self.runs[-1] = retry
         async for chunk in session_chunks(self.request, retry, live, hold_calls=self._validates_calls):
             yield chunk

@@ -168,8 +168,14 @@ class Reuse:
             strict_model=self.request.strict_model,
         )
 
+    @property
+    def retry_start(self) -> SessionStart | None:
+        """How the run :meth:`fallback` agreed to retry starts (``None``: one plain create)."""
+        return self._start
+
     def fallback(self, run: SessionRun, exc: ConolError) -> bool:
-        """Whether a failed first run is retried as one plain create: conol refused the follow-up
+        """Whether a failed first run is retried (as one plain create, or, when the turn an earlier
+        attempt posted was never taken, by posting it on the same session): conol refused the follow-up
         (or the pinned start's turn), or the follow-up's stream says the session is gone, before
         anything of the answer arrived. Only an upstream without follow-ups turns them off for it."""
         if self._start is None or run.start is not self._start:
@@ -183,6 +189,13 @@ class Reuse:
             kind = "gone"
         else:
             return False
+        if kind == "not_taken" and isinstance(self._start, FollowUpStart):
+            # the turn an earlier attempt posted never arrived: post it now, on the same session
+            self._start = replace(
+                self._start, reattach=False, boundary=TurnBoundary(self._start.boundary.known)
+            )
+            self.reason = "history matched, the turn an earlier attempt posted was not taken: posted again"
+            return True
         if kind == "unsupported":
             upstream_memory.refuse(self.scope, self.request.reuse.backoff)
             log.warning(

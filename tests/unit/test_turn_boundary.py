@@ -179,3 +179,17 @@ def test_stages_without_ids_are_noticed():
     event = parse_event(b'{"type": "history_delta", "stages": [{"logs": [], "preview": []}]}')
     assert boundary.filter(event) is not None
     assert boundary.unnamed
+
+
+@pytest.mark.parametrize("cumulative", [True, False], ids=["cumulative", "delta"])
+def test_a_stream_that_starts_at_an_earlier_turn_is_still_the_past(cumulative):
+    """Without replay a stream starts at the session's latest turn: read before our turn was taken
+    (a retry reading a post of unknown fate), that is an earlier turn, not ours."""
+    session = Session(True, cumulative)
+    session.turn("Q1", "A1")
+    session.turn("Q2", "A2")
+    recorder = TurnBoundary()
+    read(recorder, session.stream(2, True), Assembler())
+    boundary = TurnBoundary(recorder.history())
+    assert [boundary.filter(parse_event(raw)) for raw in session.stream(2, False)] == [None] * 5
+    assert not boundary.started
