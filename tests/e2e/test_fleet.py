@@ -48,6 +48,7 @@ BURST = 8
 # Which worker accepts a new connection is the kernel's choice: a burst that happened to miss one of
 # the four is sent again (another prompt: a new request for the memory), each costing two sessions.
 BURST_ATTEMPTS = 6
+SPREAD = 0.01  # seconds between the burst's connections
 
 
 @dataclass
@@ -180,10 +181,15 @@ def test_twenty_conversations_alternating_instances_run_twenty_sessions(fleet):
 
 async def burst(fleet: Fleet, text: str) -> list[httpx.Response]:
     messages = [{"role": "user", "content": text}]
-    return await asyncio.wait_for(
-        asyncio.gather(*(post(fleet.instances[n % 2].base_url, messages) for n in range(BURST))),
-        timeout=bound(60),
-    )
+
+    async def one(n: int) -> httpx.Response:
+        # Connections opened in the same instant tend to be accepted by one worker in one go; a few
+        # milliseconds apart each goes to whichever worker accepts first (all still arrive while the
+        # first request's session runs).
+        await asyncio.sleep(n * SPREAD)
+        return await post(fleet.instances[n % 2].base_url, messages)
+
+    return await asyncio.wait_for(asyncio.gather(*(one(n) for n in range(BURST))), timeout=bound(60))
 
 
 def test_a_failure_sent_eight_times_at_once_to_both_instances_costs_two_sessions(fleet):
