@@ -99,23 +99,26 @@ class Exchange:
         """Run the turns; yield chunks when a ``maker`` is given (streaming). A request known not to
         validate is refused before anything is uploaded or created."""
         validation = FailureGuard.of(self.request, self.request.body).validation(self.request)
-        validation.check()
-        conversation = list(self.messages)
-        self.assets = await self._uploaded_images()
-        for turn in range(self.request.max_repair_turns + 1):
-            body = self.request.body if turn == 0 else self.request.body_for(conversation)
-            live = maker if turn == 0 and not self.holds_answer else None
-            async for chunk in self._guarded_turn(body, conversation, live, first=turn == 0):
-                yield chunk
-            rejection = self._judge(self.last.assembler)
-            if rejection is None:
-                break
-            if turn == self.request.max_repair_turns or (
-                rejection.tool_call and self.request.tool_validation == "error"
-            ):
-                raise validation.failed(self._failure(rejection))
-            conversation = conversation + rejection.repair
-        validation.succeeded()
+        await validation.check()
+        try:
+            conversation = list(self.messages)
+            self.assets = await self._uploaded_images()
+            for turn in range(self.request.max_repair_turns + 1):
+                body = self.request.body if turn == 0 else self.request.body_for(conversation)
+                live = maker if turn == 0 and not self.holds_answer else None
+                async for chunk in self._guarded_turn(body, conversation, live, first=turn == 0):
+                    yield chunk
+                rejection = self._judge(self.last.assembler)
+                if rejection is None:
+                    break
+                if turn == self.request.max_repair_turns or (
+                    rejection.tool_call and self.request.tool_validation == "error"
+                ):
+                    raise await validation.failed(self._failure(rejection))
+                conversation = conversation + rejection.repair
+            await validation.succeeded()
+        finally:
+            await validation.release()  # an identical request waiting for this one goes on
         if maker is not None:
             for chunk in self._held_chunks(maker):
                 yield chunk
@@ -128,16 +131,18 @@ class Exchange:
         """One turn under the failure memory: a failure this request is known to repeat costs no
         session, and a repeated one becomes the error clients do not retry (``core._failures``)."""
         guard = FailureGuard.of(self.request, body)
-        guard.check()
+        await guard.check()
         try:
             async for chunk in self._turn(body, conversation, live, first=first):
                 yield chunk
+            await guard.succeeded()
         except AgentFailed as failure:
-            classified = guard.failed(failure)
+            classified = await guard.failed(failure)
             if classified is failure:
                 raise
             raise classified from failure
-        guard.succeeded()
+        finally:
+            await guard.release()  # an identical request waiting for this one goes on
 
     async def _turn(
         self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool

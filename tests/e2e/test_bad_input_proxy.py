@@ -26,10 +26,11 @@ IDS = [case[0] for case in CASES]
 
 # Shapes LiteLLM's own message validation trips over before any provider sees the request: the
 # SDK raises LiteLLM's APIConnectionError (its AttributeError/TypeError wrapped, not a 400), the
-# proxy answers 400 or 500. A LiteLLM limitation a provider cannot fix; but never a session.
+# proxy answers 400 (its request-format check caught it) or 500 (it did not). A LiteLLM limitation
+# a provider cannot fix; but never a session.
 LITELLM_FIRST = [
-    ("message not an object", {"messages": ["Hi"]}),
-    ("content a number", {"messages": [{"role": "user", "content": 42}]}),
+    ("message not an object", {"messages": ["Hi"]}, 400),
+    ("content a number", {"messages": [{"role": "user", "content": 42}]}, 500),
 ]
 
 
@@ -53,9 +54,9 @@ def test_proxy_refuses_before_any_session(
     assert not [r for r in fake.requests if r.method == "POST"], "a session was created"
 
 
-@pytest.mark.parametrize("name, fields", LITELLM_FIRST, ids=[case[0] for case in LITELLM_FIRST])
+@pytest.mark.parametrize("name, fields, status", LITELLM_FIRST, ids=[case[0] for case in LITELLM_FIRST])
 async def test_shapes_litellm_refuses_first_never_create_a_session(
-    conol_fake, proxy_fake_and_client, shipped_proxy, name, fields
+    conol_fake, proxy_fake_and_client, shipped_proxy, name, fields, status
 ):
     with pytest.raises(litellm.APIConnectionError):
         await litellm.acompletion(
@@ -70,4 +71,5 @@ async def test_shapes_litellm_refuses_first_never_create_a_session(
         timeout=60,
     )
     assert response.status_code in (400, 500), response.text[:500]
+    assert response.status_code == status, response.text[:500]
     assert not [r for r in proxy_fake_and_client[0].requests if r.method == "POST"]

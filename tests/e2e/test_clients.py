@@ -12,6 +12,7 @@ import httpx
 import openai
 import pytest
 from support.chat import MODEL, user
+from support.estimates import estimated_completion_tokens, estimated_prompt_tokens
 from support.proxyproc import MASTER_KEY
 from support.weather import ANSWER, get_weather
 
@@ -111,6 +112,10 @@ def test_raw_http_sse_stream(proxy_fake_and_client, shipped_proxy):
         whole["usage"]["completion_tokens"],
     )
     assert usage["completion_tokens"] > 0
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (
+        estimated_prompt_tokens(user("Hi")),
+        estimated_completion_tokens(HELLO),
+    )
 
 
 def test_raw_http_non_streamed(proxy_fake_and_client, shipped_proxy):
@@ -154,6 +159,7 @@ def test_langchain_invoke_and_stream(chat_openai):
     for chunk in chunks[1:]:
         whole = whole + chunk
     assert whole.usage_metadata["output_tokens"] > 0  # from the usage on the last chunk
+    assert whole.usage_metadata["output_tokens"] == estimated_completion_tokens(DONE)
 
 
 def test_langchain_bind_tools_and_the_tool_message_turn(chat_openai):

@@ -11,6 +11,7 @@ import openai
 import pytest
 import yaml
 from support.chat import user
+from support.estimates import estimated_completion_tokens, estimated_prompt_tokens
 from support.paths import ROOT
 from support.proxyproc import MASTER_KEY
 
@@ -31,6 +32,10 @@ def test_non_streamed_answer_is_exact(proxy_fake_and_client):
     assert fields["session_id"] == fake.last_session.id
     assert fields["usage_estimated"] is True
     assert response.usage.completion_tokens > 0 and response.usage.prompt_tokens > 0
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (
+        estimated_prompt_tokens(user("Hi")),
+        estimated_completion_tokens(expected),
+    )
 
 
 def test_short_model_name_from_the_config(proxy_fake_and_client):
@@ -147,6 +152,10 @@ def test_spend_log_records_estimated_usage(proxy_fake_and_client, spend_log):
     assert by_stream[False]["prompt_tokens"] == response.usage.prompt_tokens
     assert by_stream[False]["completion_tokens"] == response.usage.completion_tokens
     assert by_stream[True]["completion_tokens"] > 0 and by_stream[True]["prompt_tokens"] > 0
+    assert (by_stream[True]["prompt_tokens"], by_stream[True]["completion_tokens"]) == (
+        estimated_prompt_tokens(user("[[fake:done]] spend streamed")),
+        estimated_completion_tokens(BUILTINS["done"]),
+    )
 
 
 def test_health_of_the_shipped_config_is_green_and_creates_no_session(proxy_fake_and_client, shipped_proxy):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import anthropic
 import pytest
 from support.chat import MODEL, user
+from support.estimates import estimated_completion_tokens, estimated_prompt_tokens
 from support.proxyproc import MASTER_KEY
 from support.weather import ANSWER, RESULT
 from support.weather import ANTHROPIC_TOOL as WEATHER
@@ -41,6 +42,7 @@ def blocks(message) -> list[tuple]:
 def test_count_tokens_answers_without_a_conol_session(claude, proxy_fake):
     counted = claude.messages.count_tokens(model=MODEL, messages=user("Hello there, how are you today?"))
     assert counted.input_tokens > 0
+    assert counted.input_tokens == estimated_prompt_tokens(user("Hello there, how are you today?"))
     assert proxy_fake.requests == []
 
 
@@ -50,6 +52,10 @@ def test_non_streamed_message_has_thinking_and_exact_text(claude):
     assert message.stop_reason == "end_turn"
     assert message.role == "assistant"
     assert message.usage.input_tokens > 0 and message.usage.output_tokens > 0
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (
+        estimated_prompt_tokens(user("Hi")),
+        estimated_completion_tokens(HELLO),
+    )
 
 
 def test_streamed_message_is_the_anthropic_event_sequence_with_exact_text(claude):
@@ -78,6 +84,7 @@ def test_streamed_message_is_the_anthropic_event_sequence_with_exact_text(claude
     assert blocks(final) == [("thinking", HELLO.final_reasoning), ("text", HELLO.final_text)]
     assert final.stop_reason == "end_turn"
     assert final.usage.output_tokens > 0
+    assert final.usage.output_tokens == estimated_completion_tokens(HELLO)
 
 
 def _tool_result_turn(first) -> list[dict]:

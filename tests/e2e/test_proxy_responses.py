@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.chat import MODEL
+from support.chat import MODEL, user
+from support.estimates import estimated_completion_tokens, estimated_prompt_tokens
 from support.weather import ANSWER, get_weather
 from support.weather import RESPONSES_TOOL as WEATHER
 
@@ -32,6 +33,10 @@ def test_non_streamed_response_has_reasoning_and_the_exact_text(proxy_fake_and_c
     assert response.output_text == HELLO.final_text
     assert response.status == "completed"
     assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (
+        estimated_prompt_tokens(user("Hi")),
+        estimated_completion_tokens(HELLO),
+    )
 
 
 def test_streamed_response_events_carry_the_exact_text(proxy_fake_and_client):
@@ -52,6 +57,7 @@ def test_streamed_response_events_carry_the_exact_text(proxy_fake_and_client):
     (message,) = [item for item in final.output if item.type == "message"]
     assert {e.item_id for e in events if e.type == "response.output_text.delta"} == {message.id}
     assert final.usage.output_tokens > 0
+    assert final.usage.output_tokens == estimated_completion_tokens(HELLO)
 
 
 def _result_turn(question: str, call) -> list[dict]:

@@ -206,23 +206,38 @@ def test_unknown_model_is_accepted_but_downgraded(fake_http: httpx.Client) -> No
 
 
 @pytest.mark.parametrize(
-    "bad",
+    "bad, error",
     [
-        [1, 2],
-        {**body("x"), "source": {"type": "code"}},
-        {**body("x"), "messages": "hi"},  # [] is an empty create (addendum §2.3)
-        {**body("x"), "messages": [{"type": "text", "content": 5}]},
-        {**body("x"), "messages": [{"role": "user", "content": "hi"}]},
-        {**body("x"), "agentModel": ""},
-        {**body("x"), "agentEffort": "minimal"},
-        {**body("x"), "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
-        {**body("x"), "timezone": 3},
+        ([1, 2], "body must be a JSON object"),
+        ({**body("x"), "source": {"type": "code"}}, "source must be {'type': 'home'} (got type 'code')"),
+        (
+            {**body("x"), "messages": "hi"},  # [] is an empty create (addendum §2.3)
+            "messages must be a list of {'type': 'text', 'content': <string>}",
+        ),
+        (
+            {**body("x"), "messages": [{"type": "text", "content": 5}]},
+            "messages[0] must be {'type': 'text', 'content': <string>}",
+        ),
+        (
+            {**body("x"), "messages": [{"role": "user", "content": "hi"}]},
+            "messages[0] must be {'type': 'text', 'content': <string>}",
+        ),
+        ({**body("x"), "agentModel": ""}, "agentModel must be a non-empty string"),
+        (
+            {**body("x"), "agentEffort": "minimal"},
+            "agentEffort must be one of low, medium, high, max (got 'minimal')",
+        ),
+        (
+            {**body("x"), "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+            "tools[0] must be Anthropic format {name, description, input_schema}",
+        ),
+        ({**body("x"), "timezone": 3}, "timezone must be an IANA name string"),
     ],
 )
-def test_malformed_create_body_is_400(fake_http: httpx.Client, bad: Any) -> None:
+def test_malformed_create_body_is_400(fake_http: httpx.Client, bad: Any, error: str) -> None:
     response = fake_http.post("/api/sessions", json=bad)
     assert response.status_code == 400
-    assert isinstance(response.json()["error"], str)
+    assert response.json() == {"error": error}
 
 
 def test_scenario_selection_by_marker(fake_http: httpx.Client, fake_server: FakeConol) -> None:

@@ -170,6 +170,10 @@ async def test_error_event_after_content_is_an_error_not_a_short_answer(fault_fa
     assert "".join(received) == "I will try to answer, but"
     assert finish is None  # nothing claimed the answer was complete
     assert isinstance(info.value.original_exception, litellm.InternalServerError)
+    assert (info.value.status_code, str(info.value.original_exception)) == (
+        500,
+        f"litellm.InternalServerError: ConolException - conol agent error: {SCENARIOS['error'].error}",
+    )
 
 
 @pytest.mark.timeout(30)
@@ -284,6 +288,20 @@ async def test_cancelled_task_closes_upstream_promptly_and_stops_polling(fault_f
 # --- no growth after 1,000 requests -----------------------------------------------------------------
 
 
+# how each failing kind of the mix fails: the exception and the start of its message
+FAILS_AS = {
+    "http_500": (
+        litellm.InternalServerError,
+        "conol failed while creating the session (500): Internal Server Error",
+    ),
+    "error": (litellm.InternalServerError, f"conol agent error: {SCENARIOS['error'].error}"),
+    "stall": (
+        litellm.Timeout,
+        "conol sent no event within 0.2 s of creating the session (first_event_timeout)",
+    ),
+}
+
+
 @pytest.mark.timeout(180)
 async def test_no_fd_task_or_connection_growth_after_1000_requests(fault_fake):
     from litellm_conol.client._pool import shared_client
@@ -322,8 +340,11 @@ async def test_no_fd_task_or_connection_growth_after_1000_requests(fault_fake):
                     response = await litellm.acompletion(messages=messages, **kwargs)
                     assert response.choices[0].message.content == "Quick answer."
                     assert kind == "quick"
-            except (litellm.InternalServerError, litellm.Timeout, MidStreamFallbackError):
-                assert kind in ("http_500", "error", "stall")
+            except (litellm.InternalServerError, litellm.Timeout, MidStreamFallbackError) as exc:
+                assert kind in FAILS_AS, f"{kind}: {exc!r}"
+                failure, says = FAILS_AS[kind]
+                assert type(exc) is failure
+                assert str(exc).startswith(f"litellm.{failure.__name__}: ConolException - {says}")
 
     async def batch(start: int, count: int) -> None:
         await asyncio.gather(*(one(i) for i in range(start, start + count)))

@@ -12,7 +12,9 @@ checkout of it.
 
 Where an answer needs a model's judgement (call this tool with valid arguments, answer in JSON of
 this schema), a fake scenario answers as a model would: the ``[[fake:…]]`` marker in the user
-message picks it; the assertions are LiteLLM's.
+message picks it; without a marker the fake answers its default scenario, ``hello``. The assertions
+are LiteLLM's; beside each, the exact answer the fake gives (its scenarios define their texts), so a
+check cannot pass on an empty or wrong answer.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from litellm.utils import CustomStreamWrapper
 from pydantic import BaseModel
 
 import litellm_conol
+from litellm_conol.fake import BUILTINS
 
 litellm_conol.register()
 
 MODEL = "conol/claude-haiku-4-5"
+HELLO = BUILTINS["hello"]  # the fake's answer to a request without a marker
 pytestmark = pytest.mark.timeout(90)
 
 WEATHER_TOOL = {
@@ -79,6 +83,19 @@ def skip_unless(supported: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def assert_hello(response) -> None:
+    """The fake's answer to a request without a marker, exactly (``HELLO``)."""
+    message = response.choices[0].message
+    assert (message.content, message.reasoning_content) == (HELLO.final_text, HELLO.final_reasoning)
+    assert message.tool_calls is None
+    assert response.choices[0].finish_reason == "stop"
+
+
+def json_answer(messages: list[dict]) -> str:
+    """The answer of the ``json_valid`` scenario the last message's marker asks for."""
+    return BUILTINS["json_valid"].expected_for(messages[-1]["content"]).final_text
+
+
 # --- BaseLLMChatTest -----------------------------------------------------------------------------
 
 
@@ -89,12 +106,14 @@ def test_developer_role_translation(base_args):
     ]
     response = litellm.completion(**base_args, messages=messages)
     assert response.choices[0].message.content is not None
+    assert_hello(response)
 
 
 def test_content_list_handling(base_args):
     messages = [{"role": "user", "content": [{"type": "text", "text": "Hello, how are you?"}]}]
     response = litellm.completion(**base_args, messages=messages)
     assert response.choices[0].message.content is not None
+    assert_hello(response)
 
 
 def test_tool_call_with_property_type_array(base_args):
@@ -118,6 +137,7 @@ def test_tool_call_with_property_type_array(base_args):
     text = "Tell me if the shoe brand Air Jordan has more models than the shoe brand Nike."
     response = litellm.completion(**base_args, messages=[{"role": "user", "content": text}], tools=[tool])
     assert response is not None
+    assert_hello(response)
 
 
 def test_tool_call_with_empty_enum_property(base_args):
@@ -146,6 +166,7 @@ def test_tool_call_with_empty_enum_property(base_args):
     text = "Search for the latest iPhone models and tell me which storage options are available."
     response = litellm.completion(**base_args, messages=[{"role": "user", "content": text}], tools=[tool])
     assert response is not None
+    assert_hello(response)
 
 
 def test_streaming(base_args):
@@ -158,12 +179,16 @@ def test_streaming(base_args):
         if isinstance(chunk, ModelResponseStream):
             created_at = chunk.created if created_at is None else created_at
             assert chunk.created == created_at
-    assert litellm.stream_chunk_builder(chunks=chunks) is not None
+    built = litellm.stream_chunk_builder(chunks=chunks)
+    assert built is not None
+    assert_hello(built)
 
 
 def test_pydantic_model_input(base_args):
     messages = [litellm.Message(content="Hello, how are you?", role="user")]
-    assert litellm.completion(**base_args, messages=messages) is not None
+    response = litellm.completion(**base_args, messages=messages)
+    assert response is not None
+    assert_hello(response)
 
 
 def test_web_search():
@@ -198,17 +223,18 @@ def test_file_data_unit_test():
 
 def test_message_with_name(base_args):
     messages = [{"role": "user", "content": "Hello", "name": "test_name"}]
-    assert litellm.completion(**base_args, messages=messages) is not None
+    response = litellm.completion(**base_args, messages=messages)
+    assert response is not None
+    assert_hello(response)
 
 
+JSON_ANSWER = {"city": "San Francisco", "state": "CA", "weather": "sunny", "temp": 60}
 JSON_MESSAGES = [
     {"role": "system", "content": "Your output should be a JSON object with no additional properties.  "},
     {
         "role": "user",
         "content": "Respond with this in json. city=San Francisco, state=CA, weather=sunny, temp=60"
-        + scenario(
-            "json_valid", json={"city": "San Francisco", "state": "CA", "weather": "sunny", "temp": 60}
-        ),
+        + scenario("json_valid", json=JSON_ANSWER),
     },
 ]
 
@@ -218,6 +244,8 @@ def test_json_response_format(base_args, response_format):
     assert litellm.utils.supports_response_schema(MODEL, None) is True
     response = litellm.completion(**base_args, messages=JSON_MESSAGES, response_format=response_format)
     assert response.choices[0].message.content is not None
+    assert response.choices[0].message.content == json_answer(JSON_MESSAGES)
+    assert json.loads(response.choices[0].message.content) == JSON_ANSWER
 
 
 def test_response_format_type_text_with_tool_calls_no_tool_choice(base_args):
@@ -230,6 +258,7 @@ def test_response_format_type_text_with_tool_calls_no_tool_choice(base_args):
         drop_params=True,
     )
     assert response is not None
+    assert_hello(response)
 
 
 def test_response_format_type_text():
@@ -258,6 +287,8 @@ def test_json_response_pydantic_obj(base_args):
     ]
     res = litellm.completion(**base_args, messages=messages, response_format=TestModel, timeout=5)
     assert res.choices[0].message.content is not None
+    assert res.choices[0].message.content == json_answer(messages)
+    assert TestModel.model_validate_json(res.choices[0].message.content) == TestModel(first_response="Paris")
     assert res.choices[0].message.tool_calls is None
 
 
@@ -289,6 +320,8 @@ def test_json_response_nested_pydantic_obj(base_args):
     assert litellm.utils.supports_response_schema(MODEL, None) is True
     res = litellm.completion(**base_args, messages=EVENTS_MESSAGES, response_format=EventsList, timeout=60)
     assert res.choices[0].message.content is not None
+    assert res.choices[0].message.content == json_answer(EVENTS_MESSAGES)
+    assert EventsList.model_validate_json(res.choices[0].message.content) == EventsList(**EVENTS)
     assert res.choices[0].message.tool_calls is None
 
 
@@ -300,6 +333,8 @@ def test_json_response_nested_json_schema(base_args):
         **base_args, messages=EVENTS_MESSAGES, response_format=response_format, timeout=60
     )
     assert res.choices[0].message.content is not None
+    assert res.choices[0].message.content == json_answer(EVENTS_MESSAGES)
+    assert json.loads(res.choices[0].message.content) == EVENTS
     assert res.choices[0].message.tool_calls is None
 
 
@@ -314,6 +349,7 @@ def test_json_response_format_stream(base_args):
     )
     content = "".join(chunk.choices[0].delta.content or "" for chunk in response)
     assert len(content) > 0
+    assert content == json_answer(JSON_MESSAGES)
 
 
 def test_tool_call_no_arguments(base_args, conol_fake):
@@ -332,6 +368,7 @@ def test_tool_call_no_arguments(base_args, conol_fake):
     ]
     response = litellm.completion(**base_args, messages=messages)
     assert response.choices[0].message.content
+    assert_hello(response)
     sent = "\n".join(conol_fake.last_session.messages)
     assert "Get-FAQ" in sent and "No FAQs yet." in sent
 
@@ -367,6 +404,7 @@ def test_image_url(base_args, conol_fake, detail, image_url):
     as_data = {"url": PIXEL, "detail": detail} if detail else {"url": PIXEL}
     response = litellm.completion(**base_args, messages=_image_message(as_data))
     assert response.choices[0].message.content
+    assert_hello(response)
     _assert_sent_as_an_asset(conol_fake)
 
 
@@ -384,6 +422,7 @@ def test_image_url_string(base_args, conol_fake):
         litellm.completion(**base_args, messages=_image_message("https://example.com/b.png"))
     response = litellm.completion(**base_args, messages=_image_message(PIXEL))
     assert response.choices[0].message.content
+    assert_hello(response)
     _assert_sent_as_an_asset(conol_fake)
 
 
@@ -399,6 +438,7 @@ def test_empty_tools(base_args):
         **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], tools=[]
     )
     assert response is not None
+    assert_hello(response)
 
 
 def test_basic_tool_calling(base_args):
@@ -417,6 +457,10 @@ def test_basic_tool_calling(base_args):
     assert isinstance(message.tool_calls[0].function.name, str)
     assert isinstance(message.tool_calls[0].function.arguments, str)
     assert response.choices[0].finish_reason == "tool_calls"
+    assert message.content is None
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
+        ("get_current_weather", call)
+    ]
     messages.append(message.model_dump())
     messages.append(
         {
@@ -428,6 +472,12 @@ def test_basic_tool_calling(base_args):
     )
     second = litellm.completion(**base_args, messages=messages, tools=[WEATHER_TOOL])
     assert second.choices[0].message.content is not None or second.choices[0].message.tool_calls is not None
+    # the scenario calls the tool on every turn (``tool_call_json``, valid_after=0): again, the same call
+    again = second.choices[0].message
+    assert again.content is None and second.choices[0].finish_reason == "tool_calls"
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in again.tool_calls] == [
+        ("get_current_weather", call)
+    ]
 
 
 async def test_completion_cost(base_args):
@@ -509,10 +559,20 @@ def test_reasoning_effort(base_args):
         model=MODEL, custom_llm_provider=provider, reasoning_effort="high"
     )
     assert "reasoning_effort" in optional_params or "4096" in json.dumps(optional_params)
-    litellm.completion(**base_args, reasoning_effort="low", messages=[{"role": "user", "content": "Hello!"}])
+    # conol takes the effort word itself (docs/protocol.md#effort-words), not a thinking budget
+    assert optional_params["reasoning_effort"] == "high" and "thinking" not in optional_params
+    response = litellm.completion(
+        **base_args, reasoning_effort="low", messages=[{"role": "user", "content": "Hello!"}]
+    )
+    assert_hello(response)
 
 
 # --- BaseReasoningLLMTests -----------------------------------------------------------------------
+
+
+def reasoning_tokens(reasoning: str) -> int:
+    """The reasoning tokens of an answer: conol reports none, so they are LiteLLM's count of the text."""
+    return int(litellm.token_counter(text=reasoning, count_response_tokens=True))
 
 
 def test_non_streaming_reasoning_effort(base_args):
@@ -521,6 +581,10 @@ def test_non_streaming_reasoning_effort(base_args):
     )
     assert isinstance(response.choices[0].message.reasoning_content, str)
     assert response.usage.completion_tokens_details.reasoning_tokens > 0
+    assert response.choices[0].message.reasoning_content == HELLO.final_reasoning
+    assert response.usage.completion_tokens_details.reasoning_tokens == reasoning_tokens(
+        HELLO.final_reasoning
+    )
 
 
 def test_streaming_reasoning_effort(base_args):
@@ -541,6 +605,8 @@ def test_streaming_reasoning_effort(base_args):
             usage = chunk.usage
     assert len(reasoning_content) > 0
     assert usage.completion_tokens_details.reasoning_tokens > 0
+    assert reasoning_content == HELLO.final_reasoning
+    assert usage.completion_tokens_details.reasoning_tokens == reasoning_tokens(HELLO.final_reasoning)
 
 
 # --- BaseAnthropicChatTest (conol/claude-… is a Claude model) --------------------------------------
@@ -582,6 +648,8 @@ def test_anthropic_response_format_streaming_vs_non_streaming(base_args):
     non_stream = litellm.completion(**base_args, **args, stream=False)
     built_keys = json.loads(built.choices[0].message.content).keys()
     assert built_keys == json.loads(non_stream.choices[0].message.content).keys()
+    answer = json_answer(args["messages"])
+    assert (built.choices[0].message.content, non_stream.choices[0].message.content) == (answer, answer)
 
 
 def test_completion_thinking_with_response_format(thinking_args):
@@ -599,12 +667,16 @@ def test_completion_thinking_with_response_format(thinking_args):
 
 def test_completion_thinking_with_max_tokens(thinking_args):
     messages = [{"role": "user", "content": "Generate 5 question + answer pairs"}]
-    assert litellm.completion(**thinking_args, messages=messages, max_completion_tokens=20000) is not None
+    response = litellm.completion(**thinking_args, messages=messages, max_completion_tokens=20000)
+    assert response is not None
+    assert_hello(response)
 
 
 def test_completion_thinking_without_max_tokens(thinking_args):
     messages = [{"role": "user", "content": "Generate 5 question + answer pairs"}]
-    assert litellm.completion(**thinking_args, messages=messages) is not None
+    response = litellm.completion(**thinking_args, messages=messages)
+    assert response is not None
+    assert_hello(response)
 
 
 UNSIGNED = (
@@ -618,11 +690,13 @@ def test_completion_with_thinking_basic(thinking_args):
     response = litellm.completion(**thinking_args, messages=messages)
     assert isinstance(response.choices[0].message.reasoning_content, str)
     assert getattr(response.choices[0].message, "thinking_blocks", None) is None
+    assert_hello(response)
     pytest.skip(UNSIGNED)
 
 
 def test_anthropic_thinking_output_stream(thinking_args):
     reasoning, blocks, tool_call = False, False, False
+    reasoning_text, text = "", ""
     for chunk in litellm.completion(
         **thinking_args, messages=[{"role": "user", "content": "Tell me a joke."}], stream=True
     ):
@@ -630,8 +704,11 @@ def test_anthropic_thinking_output_stream(thinking_args):
         tool_call = tool_call or bool(delta.tool_calls)
         reasoning = reasoning or isinstance(getattr(delta, "reasoning_content", None), str)
         blocks = blocks or getattr(delta, "thinking_blocks", None) is not None
+        reasoning_text += getattr(delta, "reasoning_content", None) or ""
+        text += delta.content or ""
     assert not tool_call
     assert reasoning and not blocks
+    assert (reasoning_text, text) == (HELLO.final_reasoning, HELLO.final_text)
     pytest.skip(UNSIGNED)
 
 
@@ -708,19 +785,32 @@ def check_stream(chunks) -> str:
     return complete
 
 
+def assert_one_stream(chunks) -> None:
+    """Beside the type checks: the exact values every chunk of one streamed answer carries."""
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert len({chunk.id for chunk in chunks}) == 1
+    assert {(chunk.object, chunk.model) for chunk in chunks} == {
+        ("chat.completion.chunk", "claude-haiku-4-5")
+    }
+
+
 def test_stream_chunk_format_sync(base_args):
-    check_stream(
+    chunks = list(
         litellm.completion(
             **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], stream=True
         )
     )
+    assert check_stream(chunks) == HELLO.final_text
+    assert_one_stream(chunks)
 
 
 async def test_stream_chunk_format_async(base_args):
     stream = await litellm.acompletion(
         **base_args, messages=[{"role": "user", "content": "Hello, how are you?"}], stream=True
     )
-    check_stream([chunk async for chunk in stream])
+    chunks = [chunk async for chunk in stream]
+    assert check_stream(chunks) == HELLO.final_text
+    assert_one_stream(chunks)
 
 
 # --- LiteLLM's own base classes, from a checkout ---------------------------------------------------

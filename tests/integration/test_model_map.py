@@ -12,6 +12,7 @@ import pytest
 import litellm_conol
 from litellm_conol.core import default_catalog
 from litellm_conol.core._catalog import INFO_FIELDS, load_catalog
+from litellm_conol.fake import BUILTINS
 from litellm_conol.provider._model_map import model_map_entries
 
 litellm_conol.register()
@@ -103,6 +104,9 @@ def test_streamed_and_non_streamed_usage_of_one_answer_are_equal_reasoning_token
     chunks = list(litellm.completion(**ask, stream=True, stream_options={"include_usage": True}))
     streamed = litellm.stream_chunk_builder(chunks).usage
     assert whole.usage.completion_tokens_details.reasoning_tokens > 0
+    # the reasoning of the fake's answer to "Hi" (its default scenario), counted as LiteLLM counts it
+    reasoning = litellm.token_counter(text=BUILTINS["hello"].final_reasoning, count_response_tokens=True)
+    assert whole.usage.completion_tokens_details.reasoning_tokens == reasoning
     assert (whole.usage.prompt_tokens, whole.usage.completion_tokens, whole.usage.total_tokens) == (
         streamed.prompt_tokens,
         streamed.completion_tokens,

@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import time
 
+import aiohttp
 import pytest
 from support.timing import bound
 
@@ -40,7 +41,13 @@ async def open_session(conol_fake, marker: str) -> tuple[Transport, str]:
 async def test_the_event_stream_is_read_from_aiohttp_directly(conol_fake):
     transport, session_id = await open_session(conol_fake, "[[fake:done]]")
     response = await transport.client.get(f"{conol_fake.base_url}/api/models")
-    assert aiohttp_response_of(response) is not None  # found under httpx's BoundAsyncStream
+    found = aiohttp_response_of(response)  # found under httpx's BoundAsyncStream
+    assert found is not None
+    assert (type(found), str(found.url), found.status) == (
+        aiohttp.ClientResponse,
+        f"{conol_fake.base_url}/api/models",
+        401,  # sent without the session cookie
+    )
     async with transport.event_stream(session_id) as stream:
         payloads = []
         async for payload in stream:

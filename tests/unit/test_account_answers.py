@@ -1,5 +1,6 @@
 """The account's answers judged (``core._account``): both dead-token forms, transient answers that
-are never "dead", and the balance breakdown of addendum §2.7."""
+are never "dead" (docs/protocol.md#authentication), and the balance breakdown
+(docs/protocol.md#balance)."""
 
 from __future__ import annotations
 

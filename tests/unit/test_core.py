@@ -168,7 +168,8 @@ def test_junk_and_unknown_events_are_skipped():
     assert parse_event("{not json") is None
     assert parse_event('{"type": "mystery", "x": 1}') is None
     assert parse_event('{"type": "history_delta", "stages": 5}') is None
-    assert parse_event('{"type": "history_delta", "stages": [], "extra": {"deep": [1]}}') is not None
+    deep = parse_event('{"type": "history_delta", "stages": [], "extra": {"deep": [1]}}')
+    assert deep is not None and (deep.type, deep.stages) == ("history_delta", [])  # the extra key ignored
 
 
 def test_raw_bytes_payloads_parse_exactly_like_text():
@@ -180,7 +181,8 @@ def test_raw_bytes_payloads_parse_exactly_like_text():
     # invalid UTF-8 is read as a text reader would: replacement characters, not a dropped event
     broken = text.encode().replace("é".encode(), b"\xe9")
     assert parse_event(broken) == parse_event(broken.decode(errors="replace"))
-    assert parse_event(broken) is not None
+    event = parse_event(broken)
+    assert event is not None and [e.content for e in event.stages[0].preview] == ["caf\ufffd 🇺🇦"]
 
 
 # --- tool calls ---------------------------------------------------------------------------------
@@ -448,7 +450,7 @@ def test_a_closed_stream_is_checked_at_once_not_at_the_next_poll_slot():
     assert policy.next_step(0.2) == Poll()
     policy.on_poll_started(0.2)
     policy.on_status(0.21, "running")
-    assert isinstance(policy.next_step(0.3), WaitUntil)
+    assert policy.next_step(0.3) == WaitUntil(0.4)  # the next poll slot
     policy.on_stream_closed()
     assert policy.next_step(0.3) == Poll()  # not at 0.4
     policy.on_poll_started(0.3)

@@ -1,5 +1,6 @@
-"""The credential as users paste it (addendum §2.9): a raw token, a percent-encoded token, or a whole
-``Cookie:`` header; CR, LF and ``;`` inside a value are refused; errors never quote the value."""
+"""The credential as users paste it (docs/protocol.md#authentication): a raw token, a
+percent-encoded token, or a whole ``Cookie:`` header; CR, LF and ``;`` inside a value are refused;
+errors never quote the value."""
 
 from __future__ import annotations
 

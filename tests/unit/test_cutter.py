@@ -85,7 +85,9 @@ def test_the_natural_end_releases_the_held_tail():
 def test_the_tail_held_is_the_longest_prefix_of_any_stop_sequence():
     finder = StopFinder(["abc", "bcd", "x"])
     assert finder.held_back("zzab") == 2
-    assert finder.held_back("zzabc") == 0 or finder.find("zzabc") == 2
+    # "abc" is there whole (found at 2), and its tail "bc" may still start "bcd": 2 held
+    assert finder.find("zzabc") == 2
+    assert finder.held_back("zzabc") == 2
     assert finder.held_back("zzbc") == 2
     assert finder.held_back("zzq") == 0
 

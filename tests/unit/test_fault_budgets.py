@@ -23,15 +23,14 @@ BUDGETS = Timing(first_event_timeout=5.0, idle_timeout=10.0)
 
 def test_first_event_budget_gives_up_and_bounds_every_wait():
     policy = EndPolicy(BUDGETS, now=100.0)
-    assert isinstance(policy.next_step(100.0), WaitUntil)
+    assert policy.next_step(100.0) == WaitUntil(100.2)  # the first poll
     policy.on_poll_started(100.2)
     step = policy.next_step(100.3)
-    assert isinstance(step, WaitUntil) and step.deadline <= 105.0
+    assert step == WaitUntil(101.3)  # woken by the poll's answer, within the 5 s budget
     policy.on_status(100.4, "running")
-    step = policy.next_step(104.99)
-    assert not isinstance(step, GiveUp)
+    assert policy.next_step(104.99) == Poll()
     step = policy.next_step(105.0)
-    assert isinstance(step, GiveUp) and "first_event_timeout" in step.reason
+    assert step == GiveUp("conol sent no event within 5 s of creating the session (first_event_timeout)")
 
 
 def test_idle_budget_counts_from_the_last_line_even_an_unparsable_one():
@@ -39,20 +38,22 @@ def test_idle_budget_counts_from_the_last_line_even_an_unparsable_one():
     policy.on_activity(1.0)
     policy.on_event(1.0)
     policy.on_activity(4.0)  # a junk line: the session is alive
-    assert not isinstance(policy.next_step(13.9), GiveUp)
+    assert policy.next_step(13.9) == Poll()
     step = policy.next_step(14.0)
-    assert isinstance(step, GiveUp) and "idle_timeout" in step.reason
+    assert step == GiveUp(
+        "conol sent no event for 10 s while the session was still running (idle_timeout; last status: unknown)"
+    )
 
 
 def test_terminal_status_before_any_event_never_settles_on_nothing():
     policy = EndPolicy(BUDGETS, now=0.0)
     policy.on_status(0.2, "completed")
     step = policy.next_step(3.0)  # far past the 1 s settle window
-    assert isinstance(step, WaitUntil) and step.deadline == 5.0
+    assert step == WaitUntil(5.0)  # the first-event budget, not the settle window
     policy.on_activity(3.5)
     policy.on_event(3.5)
-    assert isinstance(policy.next_step(4.0), WaitUntil)
-    assert isinstance(policy.next_step(4.6), Finish)
+    assert policy.next_step(4.0) == WaitUntil(4.5)  # settling from the event
+    assert policy.next_step(4.6) == Finish("status terminal, settled")
 
 
 def test_a_failed_stream_after_terminal_waits_for_the_replay():
@@ -61,11 +62,11 @@ def test_a_failed_stream_after_terminal_waits_for_the_replay():
     policy.on_event(0.1)
     policy.on_status(0.5, "completed")
     policy.on_stream_closed(failed=True)
-    assert isinstance(policy.next_step(3.0), WaitUntil)  # no settle, no "closed after terminal"
+    assert policy.next_step(3.0) == WaitUntil(10.1)  # no settle, no "closed after terminal": the idle budget
     policy.on_reconnected()
     policy.on_activity(3.1)
     policy.on_event(3.1)  # the replay arrives
-    assert isinstance(policy.next_step(4.2), Finish)
+    assert policy.next_step(4.2) == Finish("status terminal, settled")
     # a clean close after terminal is the end at once
     clean = EndPolicy(BUDGETS, now=0.0)
     clean.on_activity(0.1)
@@ -79,7 +80,7 @@ def test_polls_are_still_scheduled_within_the_budget():
     policy = EndPolicy(BUDGETS, now=0.0)
     policy.on_activity(0.0)
     policy.on_event(0.0)
-    assert isinstance(policy.next_step(0.3), Poll)
+    assert policy.next_step(0.3) == Poll()
 
 
 def _request(**params):

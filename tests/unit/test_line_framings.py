@@ -1,5 +1,6 @@
-"""The decoder reads the three framings other clients saw (addendum §2.5): SSE ``data:`` lines, bare
-JSON lines (NDJSON) and ``message<TAB>`` lines, each split into reads anywhere, with the same payloads."""
+"""The decoder reads the three framings other clients saw (docs/protocol.md#stream): SSE ``data:``
+lines, bare JSON lines (NDJSON) and ``message<TAB>`` lines, each split into reads anywhere, with the
+same payloads."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def test_done_flag_without_a_type_is_a_done_event_and_ends_the_answer():
     assembler = Assembler()
     feed(assembler, snap("Hi"), event({"done": True}))
     assert assembler.done and assembler.final_text == "Hi"
-    assert isinstance(parse_event(b'{"done": true}'), DoneEvent)
+    assert parse_event(b'{"done": true}') == DoneEvent(type="done", contextUsage=None)
     assert parse_event(b'{"done": false}') is None and parse_event(b'{"done": "yes"}') is None
 
 
@@ -83,7 +83,9 @@ def test_context_usage_rides_on_any_event_and_the_latest_wins_field_by_field():
         event({"type": "done", "contextUsage": {"usedTokens": "95", "modelId": ""}}),
     )
     assert assembler.context_usage == ContextUsage(95, 200000, "claude-fable-5") and assembler.done
-    assert isinstance(parse_event(event({"type": "x", "contextUsage": usage})), UsageEvent)
+    assert parse_event(event({"type": "x", "contextUsage": usage})) == UsageEvent(
+        type="x", contextUsage=usage
+    )
 
 
 def test_an_unreadable_context_usage_never_costs_the_event_it_rides_on():

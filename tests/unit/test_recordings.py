@@ -25,6 +25,13 @@ def test_there_are_fixtures_and_each_says_what_it_shows():
     for path in FIXTURES:
         recording = load_recording(path)
         assert recording["note"] and recording["expected"]["finish_reason"] in ("stop", "tool_calls")
+    # how each committed fixture's answer ends, exactly
+    assert {p.name: load_recording(p)["expected"]["finish_reason"] for p in FIXTURES} == {
+        "early_terminal_tolerant.json": "stop",
+        "greeting_committed.json": "stop",
+        "weather_tool_call.json": "tool_calls",
+        "websearch_then_answer.json": "stop",
+    }
 
 
 def test_a_reconnect_replay_is_sent_once():
