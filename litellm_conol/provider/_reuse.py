@@ -70,6 +70,8 @@ class Reuse:
     def __post_init__(self) -> None:
         endpoint, body = self.request.endpoint, self.request.body
         self.scope = scope_digest(endpoint.base_url, endpoint.token, self.request.caller)
+        # what conol does (follow-ups, pinning) is the upstream's, whoever asks
+        self.upstream = scope_digest(endpoint.base_url, endpoint.token)
         tools = [tool.model_dump() for tool in body.tools or ()]
         self.settings = settings_digest(tools, {"timezone": body.timezone})
 
@@ -83,8 +85,8 @@ class Reuse:
         request, body = self.request, self.request.body
         split = split_new_turn(self.messages)
         continuable = split is not None and request.output_format is None
-        await upstream_memory.refresh(self.scope, body.agent_model, request.reuse.redis_url)
-        refused = upstream_memory.refused(self.scope)
+        await upstream_memory.refresh(self.upstream, body.agent_model, request.reuse.redis_url)
+        refused = upstream_memory.refused(self.upstream)
         binding = None
         ask = Ask(body.agent_model, body.agent_effort)
         store = binding_store(request.reuse)
@@ -153,11 +155,11 @@ class Reuse:
         if mode == "pin":
             return True
         if mode == "auto":
-            return upstream_memory.create_honours(self.scope, self.request.body.agent_model) is not True
+            return upstream_memory.create_honours(self.upstream, self.request.body.agent_model) is not True
         return False
 
     def _pinned_start(self, assets: Mapping[str, AssetRef]) -> SessionStart | None:
-        if not self._pins() or upstream_memory.refused(self.scope):
+        if not self._pins() or upstream_memory.refused(self.upstream):
             return None  # pinning posts the turn: an upstream without follow-ups cannot pin
         body = resolve_images(self.request.body, assets)
         return PinnedStart(
@@ -197,7 +199,7 @@ class Reuse:
             self.reason = "history matched, the turn an earlier attempt posted was not taken: posted again"
             return True
         if kind == "unsupported":
-            upstream_memory.refuse(self.scope, self.request.reuse.backoff)
+            upstream_memory.refuse(self.upstream, self.request.reuse.backoff)
             log.warning(
                 "session reuse: conol has no follow-ups here (HTTP %s); they stay off for this "
                 "upstream for %.0f s",
@@ -294,7 +296,7 @@ class Reuse:
     def _learn(self, run: SessionRun) -> None:
         start = run.start
         if isinstance(start, PinnedStart) and start.create_honoured is not None:
-            upstream_memory.learn(self.scope, self.request.body.agent_model, start.create_honoured)
+            upstream_memory.learn(self.upstream, self.request.body.agent_model, start.create_honoured)
 
     def fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"session_reused": self.reused, "session_reuse_reason": self.reason}

@@ -402,3 +402,12 @@ async def test_a_follow_up_reports_the_model_conol_runs(conol):
         ("deepseek/deepseek-v4-flash", True),
         ("deepseek/deepseek-v4-flash", True),
     ]
+
+
+async def test_what_conol_does_is_learnt_for_every_caller(conol):
+    """Bindings are per caller; that an upstream has no follow-ups is the upstream's, whoever found it."""
+    conol.configure(followup_status=405)
+    _, first = await echo_conversation(conol, TURNS[:2], user="alice")
+    assert first[1]["session_reuse_reason"] == "follow-up refused (unsupported, HTTP 405): new session"
+    _, second = await echo_conversation(conol, ["[[fake:echo]] bob's", "next"], user="bob")
+    assert second[1]["session_reuse_reason"] == "this upstream does not take follow-ups"
