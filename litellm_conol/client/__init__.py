@@ -29,6 +29,8 @@ from ._http_errors import error_for_transport as error_for_transport
 from ._pool import pooled_connections as pooled_connections
 from ._pool import shared_client as shared_client
 from ._recording import RecordingTransport as RecordingTransport
+from ._shared import SharedState as SharedState
+from ._shared import shared_state as shared_state
 from ._transport import EventSource as EventSource
 from ._transport import EventStream as EventStream
 from ._transport import SessionTransport as SessionTransport

@@ -1,105 +1,82 @@
 """Where session bindings live: this process's memory, or Redis shared by every worker and instance.
 
 A binding maps the digest of a history to the conol session that holds it. Keys are hashes (of the
-account's scope and the canonical history), values are the session id and its settings: neither the
-token nor any conversation text is stored. ``take`` removes the binding as it reads it (Redis
-``GETDEL``), so two concurrent requests for the same history never both continue one session: the
-second finds nothing and starts its own. Redis settings are LiteLLM's router's: the deployment's
-``redis_url`` / ``redis_host``…, else ``REDIS_URL``, else ``REDIS_HOST`` / ``REDIS_PORT`` /
-``REDIS_PASSWORD``. When Redis fails, reuse carries on in memory (answers never depend on it).
+account's scope and the canonical history), values the binding as JSON (``Binding.to_json``: the
+session id and its settings): neither the token nor any conversation text is stored.
+
+Reading is in two steps, so a binding is consumed only by the request that continues it: ``peek``
+reads it, the request decides (the model may have changed: then it starts a new session and the
+binding stays for the history's next request), and only to continue does it ``take`` it, which
+removes the binding only if it is still the one peeked (atomic in Redis: a Lua script). Two
+concurrent requests for the same history never both continue one session: the second's take fails
+and it starts its own. Redis settings are LiteLLM's router's (``core.redis_url``); storage and its
+fallback to memory: ``_shared``.
 """
 
 from __future__ import annotations
 
-import logging
+import asyncio
+import json
 import time
-from collections import OrderedDict
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..core import Binding, ReuseOptions
+from ..core._reuse import BINDING_FORMAT
+from ._shared import MemoryState, RedisState, SharedState, clear_shared_state, shared_state
 
-log = logging.getLogger("litellm_conol.reuse")
-
-KEY_PREFIX = "litellm-conol:reuse:"
-REDIS_RETRY_AFTER = 30.0  # seconds a failed Redis is left alone before it is tried again
-REDIS_TIMEOUT = 0.5  # seconds per Redis call: a slow Redis must not slow every turn
+# The binding format's version in every key (``core.BINDING_FORMAT``, which a change to what
+# Binding's JSON means changes): during a rolling upgrade old and new workers read different keys.
+BINDING_KIND = f"reuse:v{BINDING_FORMAT}"
+KEY_PREFIX = f"litellm-conol:{BINDING_KIND}:"
 
 
 class BindingStore(Protocol):
-    async def take(self, key: str) -> Binding | None: ...
+    async def peek(self, key: str) -> Binding | None:
+        """The binding stored under ``key``, left in place."""
+        ...
+
+    async def take(self, key: str, expected: Binding) -> Binding | None:
+        """Remove and return the binding under ``key`` if it is still ``expected`` (what ``peek``
+        returned); ``None`` when another request took or replaced it meanwhile."""
+        ...
 
     async def put(self, key: str, binding: Binding, ttl: float) -> None: ...
 
 
-class MemoryBindings:
+class StateBindings:
+    """Bindings in a :class:`SharedState`, as JSON."""
+
+    def __init__(self, state: SharedState) -> None:
+        self.state = state
+
+    async def peek(self, key: str) -> Binding | None:
+        raw = await self.state.get(key)
+        return Binding.from_json(raw) if raw is not None else None  # unreadable: no binding
+
+    async def take(self, key: str, expected: Binding) -> Binding | None:
+        return expected if await self.state.take(key, expected.to_json()) else None
+
+    async def put(self, key: str, binding: Binding, ttl: float) -> None:
+        await self.state.put(key, binding.to_json(), ttl)
+
+
+class MemoryBindings(StateBindings):
     """Bindings in this process: at most ``cap`` (least recently stored dropped first), each until
     its TTL passes."""
 
     def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self._items: OrderedDict[str, tuple[float, str]] = OrderedDict()
-
-    async def take(self, key: str) -> Binding | None:
-        item = self._items.pop(key, None)
-        if item is None or item[0] < time.monotonic():
-            return None
-        return Binding.from_json(item[1])
-
-    async def put(self, key: str, binding: Binding, ttl: float) -> None:
-        self._items.pop(key, None)
-        self._items[key] = (time.monotonic() + ttl, binding.to_json())
-        while len(self._items) > self.cap:
-            self._items.popitem(last=False)
+        self.memory = MemoryState(cap)
+        super().__init__(self.memory)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.memory)
 
 
-class RedisBindings:
+class RedisBindings(StateBindings):
     """Bindings in Redis, with ``fallback`` (memory) while Redis is unreachable."""
 
     def __init__(self, url: str, fallback: MemoryBindings) -> None:
-        self.url = url
-        self.fallback = fallback
-        self._client: Any = None
-        self._down_until = 0.0
-
-    def _redis(self) -> Any:
-        if self._client is None:
-            import redis.asyncio  # optional: only a deployment that names Redis needs it
-
-            self._client = redis.asyncio.Redis.from_url(
-                self.url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
-            )
-        return self._client
-
-    def _usable(self) -> bool:
-        return time.monotonic() >= self._down_until
-
-    def _failed(self, exc: BaseException) -> None:
-        # the URL may hold a password: the log names the failure, never the settings
-        log.warning("session reuse: Redis failed (%s); using memory for %.0f s", type(exc).__name__, 30)
-        self._down_until = time.monotonic() + REDIS_RETRY_AFTER
-        self._client = None
-
-    async def take(self, key: str) -> Binding | None:
-        if self._usable():
-            try:
-                raw = await self._redis().getdel(KEY_PREFIX + key)
-            except Exception as exc:
-                self._failed(exc)
-            else:
-                return Binding.from_json(raw) if raw is not None else await self.fallback.take(key)
-        return await self.fallback.take(key)
-
-    async def put(self, key: str, binding: Binding, ttl: float) -> None:
-        if self._usable():
-            try:
-                await self._redis().set(KEY_PREFIX + key, binding.to_json(), ex=max(1, int(ttl)))
-                return
-            except Exception as exc:
-                self._failed(exc)
-        await self.fallback.put(key, binding, ttl)
+        super().__init__(RedisState(url, KEY_PREFIX, fallback.memory))
 
 
 _stores: dict[tuple[str | None, int], BindingStore] = {}
@@ -116,29 +93,99 @@ def binding_store(options: ReuseOptions) -> BindingStore:
     return store
 
 
+# --- what was learnt about each upstream --------------------------------------------------------------
+
+UPSTREAM_KIND = "upstream:v1"
+UPSTREAM_CAP = 10_000
+LEARNT_TTL = 86400.0  # seconds a learnt create-honours-the-model answer is shared: conol may change
+
+
 class UpstreamMemory:
-    """What this process learnt about each upstream (a scope digest): follow-ups refused until when,
-    and per model whether create honours ``agentModel`` (``model_pinning: auto``)."""
+    """What was learnt about each upstream (a scope digest): follow-ups refused until when, and per
+    model whether create honours ``agentModel`` (``model_pinning: auto``).
+
+    Reads are from this process's view, which :meth:`refresh` brings up to date from the shared
+    state before a request decides; what a request learns is written to the view at once and to the
+    shared state in the background (:meth:`flush` awaits it). So with Redis every worker and
+    instance learns what one found, and the fleet pays for a refusal once.
+    """
 
     def __init__(self) -> None:
         self._refused_until: dict[str, float] = {}
         self._create_honours: dict[tuple[str, str], bool] = {}
+        self._urls: dict[str, str | None] = {}  # scope → the Redis its decisions are shared on
+        self._writes: set[asyncio.Task[None]] = set()
 
     def refused(self, scope: str) -> bool:
         return self._refused_until.get(scope, 0.0) > time.monotonic()
 
     def refuse(self, scope: str, seconds: float) -> None:
         self._refused_until[scope] = time.monotonic() + seconds
+        self._share(scope, _refused_key(scope), json.dumps(time.time() + seconds), seconds)
 
     def create_honours(self, scope: str, model: str) -> bool | None:
         return self._create_honours.get((scope, model))
 
     def learn(self, scope: str, model: str, honours: bool) -> None:
         self._create_honours[(scope, model)] = honours
+        self._share(scope, _honours_key(scope, model), json.dumps(honours), LEARNT_TTL)
+
+    async def refresh(self, scope: str, model: str, url: str | None) -> None:
+        """Take what the fleet learnt about ``scope`` (and ``model`` on it) into this view; ``url``:
+        where it is shared (None: nowhere, this process only)."""
+        self._urls[scope] = url
+        if url is None:
+            return
+        state = shared_state(url, UPSTREAM_KIND, UPSTREAM_CAP)
+        refused, honours = await state.get_many([_refused_key(scope), _honours_key(scope, model)])
+        until = _loads(refused)
+        if isinstance(until, float | int):
+            self._refused_until[scope] = max(
+                self._refused_until.get(scope, 0.0), time.monotonic() + until - time.time()
+            )
+        learnt = _loads(honours)
+        if isinstance(learnt, bool):
+            self._create_honours[(scope, model)] = learnt
+
+    def _share(self, scope: str, key: str, value: str, ttl: float) -> None:
+        url = self._urls.get(scope)
+        if url is None or ttl <= 0:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop, no request: nothing to share
+        state = shared_state(url, UPSTREAM_KIND, UPSTREAM_CAP)
+        task = loop.create_task(state.put(key, value, ttl))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def flush(self) -> None:
+        """Until what this loop's requests learnt is written to the shared state."""
+        loop = asyncio.get_running_loop()
+        mine = [task for task in self._writes if task.get_loop() is loop]
+        if mine:
+            await asyncio.gather(*mine, return_exceptions=True)
 
     def clear(self) -> None:
         self._refused_until.clear()
         self._create_honours.clear()
+        self._urls.clear()
+
+
+def _refused_key(scope: str) -> str:
+    return f"refused:{scope}"
+
+
+def _honours_key(scope: str, model: str) -> str:
+    return f"create-honours:{scope}:{model}"
+
+
+def _loads(raw: str | None) -> object:
+    try:
+        return json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None  # another version's value: nothing learnt
 
 
 upstream_memory = UpstreamMemory()
@@ -148,3 +195,4 @@ def clear_stores() -> None:
     """Forget every binding and what was learnt (tests; a process starting over)."""
     _stores.clear()
     upstream_memory.clear()
+    clear_shared_state()

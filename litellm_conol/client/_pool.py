@@ -12,6 +12,7 @@ import http.cookiejar
 import os
 import weakref
 from collections.abc import AsyncIterator
+from typing import Any, Protocol
 
 import httpx
 
@@ -19,15 +20,18 @@ from ..core import DEFAULT_MAX_CONCURRENT_POLLS
 from ._aiohttp import litellm_transport
 from ._aiohttp import pooled_connections as pooled_connections
 
+
+class _Closeable(Protocol):
+    async def aclose(self) -> Any: ...
+
+
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
     weakref.WeakKeyDictionary()
 )
 _poll_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
 )
-_parked_closers: weakref.WeakKeyDictionary[httpx.AsyncClient, AsyncIterator[None]] = (
-    weakref.WeakKeyDictionary()
-)
+_parked_closers: weakref.WeakKeyDictionary[_Closeable, AsyncIterator[None]] = weakref.WeakKeyDictionary()
 
 
 def _no_cookies() -> httpx.Cookies:
@@ -64,7 +68,7 @@ def shared_client() -> httpx.AsyncClient:
             trust_env=False,
         )
         _clients[loop] = client
-        _close_with_loop(client)
+        close_with_loop(client)
     return client
 
 
@@ -85,8 +89,9 @@ def poll_slots(limit: int = DEFAULT_MAX_CONCURRENT_POLLS) -> asyncio.Semaphore:
     return slots
 
 
-def _close_with_loop(client: httpx.AsyncClient) -> None:
-    """Close ``client`` when its loop shuts down (``asyncio.run`` and the proxy's lifespan end).
+def close_with_loop(client: _Closeable) -> None:
+    """Close ``client`` (ours, or a Redis client) when the running loop shuts down (``asyncio.run``
+    and the proxy's lifespan end).
 
     asyncio has no shutdown hook for arbitrary objects, but it does close every async generator
     still suspended (``loop.shutdown_asyncgens()``): park one that closes the client on exit. So
@@ -103,6 +108,11 @@ def _close_with_loop(client: httpx.AsyncClient) -> None:
     parked = closer()
     _parked_closers[client] = parked
     asyncio.get_running_loop().create_task(_start(parked))
+
+
+def forget_closer(client: _Closeable) -> None:
+    """``client`` is closed otherwise: nothing to do when its loop shuts down."""
+    _parked_closers.pop(client, None)
 
 
 async def _start(generator: AsyncIterator[None]) -> None:

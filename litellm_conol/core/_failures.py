@@ -12,6 +12,7 @@ SDK retry. Claude Code retried one deterministic failure 9 times (10 paid sessio
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
@@ -168,6 +169,28 @@ class FailureMemory:
     def forget(self, request_key: str) -> None:
         self._seen.pop(request_key, None)
 
+    # -- a store shared by processes keeps one request's record as JSON; the rules stay here --
+
+    def export(self, request_key: str) -> str | None:
+        """This request's record as JSON (for :meth:`adopt` in another process), or ``None``."""
+        seen = self._seen.get(request_key)
+        if seen is None:
+            return None
+        error = (
+            None
+            if seen.error is None
+            else {"class": type(seen.error).__name__, "message": seen.error.message}
+        )
+        return json.dumps({"signature": seen.signature, "at": seen.at, "error": error})
+
+    def adopt(self, request_key: str, raw: str | bytes | None) -> None:
+        """Hold this request's record as :meth:`export` wrote it, instead of any of ours; ``None`` or
+        a value that does not parse (another version's) leaves none."""
+        self._seen.pop(request_key, None)
+        seen = _seen_from_json(raw) if raw is not None else None
+        if seen is not None:
+            self._put(request_key, seen)
+
     def _live(self, key: str, now: float) -> _Seen | None:
         seen = self._seen.get(key)
         if seen is not None and now - seen.at > self.ttl:
@@ -180,6 +203,26 @@ class FailureMemory:
         self._seen[key] = seen
         while len(self._seen) > self.capacity:
             self._seen.popitem(last=False)
+
+
+_REMEMBERED_CLASSES: dict[str, type[AgentFailed]] = {
+    "AgentFailedPermanently": AgentFailedPermanently,
+    "OutOfCredits": OutOfCredits,
+}
+
+
+def _seen_from_json(raw: str | bytes) -> _Seen | None:
+    try:
+        data = json.loads(raw)
+        error = None
+        if data["error"] is not None:
+            error = _REMEMBERED_CLASSES[data["error"]["class"]](
+                str(data["error"]["message"]), headers=NO_RETRY
+            )
+            error.signature = str(data["signature"])
+        return _Seen(str(data["signature"]), float(data["at"]), error)
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _refused(error: AgentFailed, ago: float) -> AgentFailed:

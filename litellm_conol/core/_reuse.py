@@ -43,7 +43,8 @@ class ReuseOptions:
     ttl: float = DEFAULT_TTL
     cap: int = DEFAULT_CAP
     backoff: float = DEFAULT_BACKOFF
-    redis_url: str | None = None  # the deployment's Redis (else the environment's, else memory)
+    # the deployment's Redis (else the environment's, else memory); holds the password: never in a repr
+    redis_url: str | None = field(default=None, repr=False)
 
 
 def reuse_options(settings: Settings) -> ReuseOptions:
@@ -59,16 +60,21 @@ def reuse_options(settings: Settings) -> ReuseOptions:
 
 
 def redis_url(settings: Settings) -> str | None:
-    """Where bindings are shared, the way LiteLLM's router takes Redis settings: ``redis_url``, else
-    ``redis_host``/``redis_port``/``redis_password``; the call's own settings as a group before the
-    environment's (a deployment naming a host is not mixed with an environment's URL)."""
+    """Where bindings are shared, the way LiteLLM takes Redis settings: ``redis_url``, else
+    ``redis_host``/``redis_port`` with ``redis_username``/``redis_password`` (percent-encoded: a
+    password may hold ``@`` or ``/``) and ``redis_ssl`` (``rediss://``); the call's own settings as a
+    group before the environment's (a deployment naming a host is not mixed with an environment's URL)."""
     for source in ("param", "env"):
         if settings.source("redis_url") == source:
             return str(settings["redis_url"])
         if settings.source("redis_host") == source:
-            password = settings["redis_password"]
-            auth = f":{quote(password, safe='')}@" if password else ""
-            return f"redis://{auth}{settings['redis_host']}:{settings['redis_port']}"
+            username, password = settings["redis_username"], settings["redis_password"]
+            user = quote(username, safe="") if username else ""
+            auth = f"{user}:{quote(password, safe='')}@" if password else f"{user}@" if user else ""
+            host = str(settings["redis_host"])
+            host = f"[{host}]" if ":" in host and not host.startswith("[") else host  # IPv6
+            scheme = "rediss" if settings["redis_ssl"] else "redis"
+            return f"{scheme}://{auth}{host}:{settings['redis_port']}"
     return None
 
 

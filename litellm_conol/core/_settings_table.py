@@ -86,7 +86,7 @@ _TIMING = (
             "status polls in flight at once per process (per event loop), all sessions together",
             env="CONOL_MAX_CONCURRENT_POLLS", param=False, low=1, high=10000, section="timing"),
     Setting("failure_memory_seconds", "seconds", 300.0, "operator",
-            "how long each process remembers an agent failure per request "
+            "how long an agent failure is remembered per request (in Redis when reuse has one) "
             "([details](effort-and-retries.md#the-memory-of-recent-failures)); `0` turns it off",
             env="CONOL_FAILURE_MEMORY_SECONDS", param=False, low=0, high=DAY, section="timing"),
 )
@@ -157,17 +157,24 @@ _REUSE = (
             "reuse stays off this long for an upstream that refused a follow-up",
             low=0, high=DAY, low_open=True, section="reuse"),
     Setting("redis_url", "secret", None, "operator",
-            "where bindings are shared (`redis://`); else `redis_host`…",
+            "where bindings, upstream decisions and failures are shared (`redis://`, `rediss://`); "
+            "else `redis_host`…",
             env="REDIS_URL", section="reuse"),
     Setting("redis_host", "text", None, "operator",
-            "Redis host, with `redis_port`, `redis_password`",
+            "Redis host, with `redis_port`, `redis_username`, `redis_password`, `redis_ssl`",
             env="REDIS_HOST", section="reuse"),
     Setting("redis_port", "whole", 6379, "operator",
             "Redis port",
             env="REDIS_PORT", low=1, high=65535, section="reuse"),
+    Setting("redis_username", "text", None, "operator",
+            "Redis ACL user (Redis 6+), with `redis_password`",
+            env="REDIS_USERNAME", section="reuse"),
     Setting("redis_password", "secret", None, "operator",
             "Redis password",
             env="REDIS_PASSWORD", section="reuse"),
+    Setting("redis_ssl", "flag", False, "operator",
+            "TLS to Redis (`rediss://`), as LiteLLM's `REDIS_SSL`",
+            env="REDIS_SSL", section="reuse"),
 )
 
 _OPENAI = (

@@ -120,16 +120,18 @@ class Exchange:
         """One turn under the failure memory: a failure this request is known to repeat costs no
         session, and a repeated one becomes the error clients do not retry (``core._failures``)."""
         guard = FailureGuard.of(self.request, body)
-        guard.check()
+        await guard.check()
         try:
             async for chunk in self._turn(body, conversation, live, first=first):
                 yield chunk
+            await guard.succeeded()
         except AgentFailed as failure:
-            classified = guard.failed(failure)
+            classified = await guard.failed(failure)
             if classified is failure:
                 raise
             raise classified from failure
-        guard.succeeded()
+        finally:
+            await guard.release()  # an identical request waiting for this one goes on
 
     async def _turn(
         self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool

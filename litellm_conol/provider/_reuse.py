@@ -83,13 +83,15 @@ class Reuse:
         request, body = self.request, self.request.body
         split = split_new_turn(self.messages)
         continuable = split is not None and request.output_format is None
+        await upstream_memory.refresh(self.scope, body.agent_model, request.reuse.redis_url)
         refused = upstream_memory.refused(self.scope)
         binding = None
         ask = Ask(body.agent_model, body.agent_effort)
+        store = binding_store(request.reuse)
         if self._options_on and continuable and not refused and split is not None:
             await self._fingerprint(split[1])
             ask = replace(ask, turn=self._turn_key, answered=answered_calls(split[1]))
-            binding = await binding_store(request.reuse).take(self._history_key)
+            binding = await store.peek(self._history_key)  # taken below only to continue it
         decision = decide(
             binding,
             ask,
@@ -98,11 +100,12 @@ class Reuse:
             upstream_refused=refused,
             pinning=self._pins(),
         )
+        taken = isinstance(decision, Continue) and await store.take(self._history_key, decision.binding)
+        if isinstance(decision, Continue) and not taken:
+            decision = Fresh("another request took this session")
         if isinstance(decision, Continue) and split is not None:
             self._start = self._follow_up(decision, split, assets)
             return self._start
-        if binding is not None:
-            await self._put(binding)  # not this request's to continue: it stays for the next one
         self.reason = decision.reason if isinstance(decision, Fresh) else "no new turn"
         self._start = self._pinned_start(assets)
         return self._start
@@ -237,6 +240,7 @@ class Reuse:
             return
         run = runs[-1]
         self._learn(run)
+        await upstream_memory.flush()  # what this request learnt reaches the other workers before it ends
         if not self._options_on or run.info is None:
             return
         answer = run.assembler

@@ -2,12 +2,15 @@
 four entry points; the loop's pooled HTTP client is shared by every sync caller in the process).
 
 Fork-safe: a forked child has no copy of the loop's thread (and the lock may have been held by
-another thread at the fork), so the child forgets both and starts its own loop on first use.
+another thread at the fork), so the child forgets both and starts its own loop on first use. At exit
+the loop closes what it holds (its pooled HTTP client, its Redis clients): ``close_background_loop``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import os
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
@@ -37,6 +40,24 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             thread.start()
             _loop = loop
         return _loop
+
+
+def close_background_loop(timeout: float = 2.0) -> None:
+    """Close what the background loop holds and stop it (at exit; a later sync call starts a new one).
+
+    Its clients close themselves when their loop shuts its async generators down (``client._pool``).
+    """
+    global _loop
+    with _lock:
+        loop, _loop = _loop, None
+    if loop is None or not loop.is_running():
+        return
+    with contextlib.suppress(Exception):
+        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=timeout)
+    loop.call_soon_threadsafe(loop.stop)
+
+
+atexit.register(close_background_loop)
 
 
 def run_sync(coro: Coroutine[Any, Any, _T]) -> _T:

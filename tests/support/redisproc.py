@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,19 +36,36 @@ def require_redis_server() -> str:
 
 
 class RedisServer:
-    """``redis-server`` on 127.0.0.1:<free port>, in memory only (``--save '' --appendonly no``)."""
+    """``redis-server`` on 127.0.0.1:<free port>, in memory only (``--save '' --appendonly no``).
 
-    def __init__(self, binary: str, log_path: Path):
+    ``config``: lines of a redis.conf read first (``rename-command GETDEL ""``, ``user …``);
+    ``admin``: ``(user, password)`` the test's own client logs in with when the config needs one.
+    """
+
+    def __init__(
+        self,
+        binary: str,
+        log_path: Path,
+        *,
+        config: Sequence[str] = (),
+        admin: tuple[str, str] | None = None,
+    ):
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}"
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        command = [binary]
+        if config:
+            conf = log_path.with_suffix(".conf")
+            conf.write_text("".join(line + "\n" for line in config))
+            command.append(str(conf))
+        command += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        self.client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
+        username, password = admin or (None, None)
+        self.client = redis.Redis(
+            host="127.0.0.1", port=self.port, socket_timeout=2, username=username, password=password
+        )
 
     def wait_ready(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
@@ -57,7 +75,7 @@ class RedisServer:
             try:
                 if self.client.ping():
                     return
-            except redis.ConnectionError:
+            except (redis.ConnectionError, redis.AuthenticationError):
                 pass
             time.sleep(0.05)
         self.stop()

@@ -260,18 +260,40 @@ def test_binding_json_round_trip_and_garbage():
 # --- binding lifecycle -------------------------------------------------------------------------------
 
 
-async def test_memory_bindings_take_once_expire_and_cap():
+async def test_memory_bindings_peek_keep_take_once_expire_and_cap():
     store = MemoryBindings(cap=2)
     await store.put("k", BINDING, ttl=60)
-    assert await store.take("k") == BINDING
-    assert await store.take("k") is None  # taken: a concurrent request for the same history gets none
+    assert await store.peek("k") == BINDING
+    assert await store.peek("k") == BINDING  # a peek leaves it: a request that goes fresh keeps it
+    assert await store.take("k", BINDING) == BINDING
+    assert (
+        await store.take("k", BINDING) is None
+    )  # taken: a concurrent request for the same history gets none
+    assert await store.peek("k") is None
     await store.put("old", BINDING, ttl=-1)
-    assert await store.take("old") is None  # expired
+    assert await store.peek("old") is None  # expired
     for key in ("a", "b", "c"):
         await store.put(key, BINDING, ttl=60)
     assert len(store) == 2
-    assert await store.take("a") is None  # the oldest went first
-    assert await store.take("c") == BINDING
+    assert await store.peek("a") is None  # the oldest went first
+    assert await store.take("c", BINDING) == BINDING
+
+
+async def test_a_take_fails_when_the_binding_was_replaced_after_the_peek():
+    store = MemoryBindings(cap=4)
+    await store.put("k", BINDING, ttl=60)
+    peeked = await store.peek("k")
+    other = Binding(session_id="s-other", model=BINDING.model, effort=BINDING.effort)
+    await store.put("k", other, ttl=60)  # another request continued it and bound its own session
+    assert peeked is not None and await store.take("k", peeked) is None
+    assert await store.peek("k") == other  # left as it is
+
+
+def test_a_binding_survives_its_json_round_trip_exactly():
+    """``take`` compares the stored JSON with the peeked binding's: the round trip must be exact."""
+    raw = BINDING.to_json()
+    parsed = Binding.from_json(raw)
+    assert parsed is not None and parsed.to_json() == raw
 
 
 def test_upstream_memory():
