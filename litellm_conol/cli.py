@@ -1,5 +1,5 @@
 """``litellm-conol``: run the proxy with conol models, run the fake conol, list the catalog, check
-that conol still speaks the protocol (``doctor``)."""
+that conol still speaks the protocol (``doctor``), print the references generated from the code."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_models(commands)
     _add_doctor(commands)
     _add_record(commands)
-    _add_settings(commands)
+    _add_references(commands)
     return parser
 
 
@@ -71,8 +71,8 @@ def _add_fake(
     add_reading_arguments: Callable[[argparse.ArgumentParser], None],
 ) -> None:
     fake = commands.add_parser("fake", help="run the fake conol server (for offline tests)")
-    fake.add_argument("--host", default="127.0.0.1")
-    fake.add_argument("--port", type=int, default=8765)
+    fake.add_argument("--host", default="127.0.0.1", help="the address it binds")
+    fake.add_argument("--port", type=int, default=8765, help="its port")
     fake.add_argument(
         "--token", default=None, help="the session token it accepts (default: a fixed fake token)"
     )
@@ -104,12 +104,32 @@ def _add_models(commands: Subcommands) -> None:
     models.set_defaults(run=_models)
 
 
-def _add_settings(commands: Subcommands) -> None:
-    settings = commands.add_parser("settings", help="print the settings reference (options, scopes, ranges)")
-    settings.add_argument("--write-docs", metavar="PAGE", help="rewrite this page's generated block instead")
-    settings.set_defaults(
-        run=lambda args: __import__(f"{__package__}.ops").ops.settings_command(args.write_docs)
-    )
+def _add_references(commands: Subcommands) -> None:
+    """Two references generated from the code: docs/configuration.md's options, docs/cli.md."""
+    for name, what in (
+        ("settings", "the settings reference (options, scopes, ranges)"),
+        ("commands", "the command-line reference (every command, option and default)"),
+    ):
+        reference = commands.add_parser(name, help=f"print {what}")
+        reference.add_argument(
+            "--write-docs", metavar="PAGE", help="rewrite this page's generated block instead"
+        )
+        reference.set_defaults(run=_reference)
+
+
+def _reference(args: argparse.Namespace) -> int:
+    from . import ops
+
+    if args.command == "settings":
+        return ops.settings_command(args.write_docs)
+    return ops.cli_command(command_parsers(), args.write_docs)
+
+
+def command_parsers() -> dict[str, argparse.ArgumentParser]:
+    """The package's command-line parsers, by how each is run (docs/cli.md is generated from them)."""
+    from .fake._runner import command_parser
+
+    return {"litellm-conol": _parser(), "python -m litellm_conol.fake": command_parser()}
 
 
 def _add_doctor(commands: Subcommands) -> None:
@@ -196,7 +216,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
     from .client import shared_client
     from .core import ConolError, configured_catalog
-    from .ops import DoctorSettings, report_json, report_text, run_doctor
+    from .ops import DoctorSettings, report_json, report_text, run_doctor, run_reuse_doctor
 
     catalog = configured_catalog()
     try:
@@ -204,43 +224,23 @@ def _doctor(args: argparse.Namespace) -> int:
     except ConolError as exc:
         print(f"litellm-conol doctor: {exc.message}", file=sys.stderr)
         return 2
-    if args.reuse:
-        return _doctor_reuse(args, endpoint, [model, *(() if args.no_models else catalog.models)])
+    models = () if args.no_models else catalog.models
     settings = DoctorSettings(
-        endpoint=endpoint,
-        model=model,
-        models=() if args.no_models else catalog.models,
-        session_timeout=args.session_timeout,
-        budget=args.budget,
+        endpoint, model, models, session_timeout=args.session_timeout, budget=args.budget
     )
+    unique = list({each.id: each for each in (model, *models)}.values())  # --reuse: the asked one first
 
-    async def run() -> list[Any]:
-        return await run_doctor(settings, shared_client())
+    async def run() -> tuple[list[Any], str | None]:
+        if args.reuse:
+            return await run_reuse_doctor(endpoint, unique, shared_client(), args.session_timeout)
+        return await run_doctor(settings, shared_client()), None
 
     started = time.monotonic()
-    checks = asyncio.run(run())
+    checks, deployment_settings = asyncio.run(run())
     report = report_json if args.json else report_text
     print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
-    return 1 if any(check.failed for check in checks) else 0
-
-
-def _doctor_reuse(args: argparse.Namespace, endpoint: Endpoint, models: list[Any]) -> int:
-    import asyncio
-    import time
-
-    from .client import shared_client
-    from .ops import report_json, report_text, run_reuse_doctor
-
-    unique = list({model.id: model for model in models}.values())
-    started = time.monotonic()
-
-    async def run() -> tuple[list[Any], str]:
-        return await run_reuse_doctor(endpoint, unique, shared_client(), args.session_timeout)
-
-    checks, settings = asyncio.run(run())
-    report = report_json if args.json else report_text
-    print(report(checks, endpoint.base_url, time.monotonic() - started), flush=True)
-    print(settings, flush=True)
+    if deployment_settings is not None:
+        print(deployment_settings, flush=True)
     return 1 if any(check.failed for check in checks) else 0
 
 

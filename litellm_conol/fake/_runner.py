@@ -261,7 +261,7 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
 # ------------------------------------------------------------------------------------------------ CLI
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``fake`` options, for ``litellm-conol fake`` and ``python -m litellm_conol.fake``."""
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="the address it binds")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
     parser.add_argument("--token", default=DEFAULT_TOKEN, help="the session token the fake accepts")
     parser.add_argument("--ping-interval", type=float, default=1.0, help="seconds of idleness per ': ping'")
@@ -370,7 +370,14 @@ async def _serve_forever(fake: FakeConol) -> None:
         await fake.astop()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="litellm-conol fake", description="Run the fake conol.ai server.")
+def command_parser() -> argparse.ArgumentParser:
+    """``python -m litellm_conol.fake``'s parser (docs/cli.md is generated from it)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m litellm_conol.fake", description="Run the fake conol.ai server."
+    )
     add_arguments(parser)
-    return run_from_args(parser.parse_args(argv))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_from_args(command_parser().parse_args(argv))

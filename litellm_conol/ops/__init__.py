@@ -1,8 +1,10 @@
-"""What people run around the provider: ``litellm-conol doctor``, ``record``, ``models --check``
-(the CLI in ``litellm_conol.cli`` calls these)."""
+"""What people run around the provider: ``litellm-conol doctor``, ``record``, ``models --check``,
+and the generated references (``settings``, ``commands``); the CLI in ``litellm_conol.cli`` calls these."""
 
 from __future__ import annotations
 
+from ._cli_doc import cli_command as cli_command
+from ._cli_doc import cli_markdown as cli_markdown
 from ._doctor import DoctorSettings as DoctorSettings
 from ._doctor import check_models as check_models
 from ._doctor import run_doctor as run_doctor

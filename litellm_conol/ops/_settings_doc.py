@@ -56,8 +56,13 @@ def _default(value: Any) -> str:
 
 def page_with_reference(page: str) -> str:
     """``page`` with the block between the markers replaced by the current reference."""
-    start, end = page.index(BEGIN), page.index(END)
-    return page[: start + len(BEGIN)] + "\n\n" + reference_markdown() + "\n" + page[end:]
+    return replace_block(page, BEGIN, END, reference_markdown())
+
+
+def replace_block(page: str, begin: str, end: str, block: str) -> str:
+    """``page`` with what lies between the ``begin`` and ``end`` marker lines replaced by ``block``."""
+    start, stop = page.index(begin), page.index(end)
+    return page[: start + len(begin)] + "\n\n" + block + "\n" + page[stop:]
 
 
 def write_reference(path: Path) -> bool:
