@@ -39,6 +39,7 @@ from support.reuse_conversations import (
     user_message,
 )
 from support.reuse_dx import WEATHER_ASK, Reading, tool_calls_of
+from support.timing import bound
 from support.weather import OPENAI_TOOL as WEATHER
 
 MODEL = "conol/claude-haiku-4-5"
@@ -53,9 +54,9 @@ RETRIES = 2  # a request that met an injected failure is sent again this often, 
 FAST = {
     "status_poll_interval": 0.05,
     "tool_call_settle": 0.05,
-    "first_event_timeout": 5,
-    "idle_timeout": 5,
-    "timeout": 30,
+    "first_event_timeout": bound(5),
+    "idle_timeout": bound(5),
+    "timeout": bound(30),
 }
 
 SESSION_PATH = re.compile(r"/api/sessions/([^/]+)")
