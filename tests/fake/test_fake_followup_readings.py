@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.timing import bound
 
 from litellm_conol.fake import (
     Done,
@@ -98,7 +99,7 @@ def finished(fake: FakeConol, sid: str, turn: int) -> None:
         record = fake.session(sid)
         return record.turns == turn and [s for _, s in record.status_history].count("completed") == turn
 
-    assert fake.wait_until(over, timeout=5), fake.session(sid).status_history
+    assert fake.wait_until(over, timeout=bound(5)), fake.session(sid).status_history
 
 
 def read(client: httpx.Client, sid: str, count: int) -> list[Any]:
@@ -308,10 +309,10 @@ def test_a_session_whose_turn_failed_takes_the_next_turn(client, fake):
         "agentEffort": "low",
     }
     sid = client.post("/api/sessions", json=body).json()["sessionId"]
-    assert fake.wait_until(lambda: fake.session(sid).status == "failed", timeout=5)
+    assert fake.wait_until(lambda: fake.session(sid).status == "failed", timeout=bound(5))
     follow_up_body = {"messages": [{"type": "text", "content": "[[fake:qa_once]] Q2"}], "timezone": "UTC"}
     assert client.post(f"/api/sessions/{sid}/messages", json=follow_up_body).status_code == 202
-    assert fake.wait_until(lambda: fake.session(sid).status == "completed", timeout=5)
+    assert fake.wait_until(lambda: fake.session(sid).status == "completed", timeout=bound(5))
     events = read(client, sid, event_count(fake, sid))
     errors = [e for e in events if e[0] == "error"]
     assert errors == [("error", "agent failed: upstream model crashed")]  # its own, no second one

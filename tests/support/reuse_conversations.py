@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
@@ -70,7 +70,6 @@ class Conversation:
     turns: tuple[Turn, ...]
     two_callers: bool = False
     stream: bool = False
-    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def callers(self) -> tuple[str, ...]:

@@ -72,6 +72,7 @@ WEATHER_ASK = re.compile(r"weather: (.+)")
 TOOL_RESULT = "[Tool result"
 OWN_PARTS = ("[Assistant]", "[System]")
 SNAPSHOT_DELAY = 0.005
+THINKING = 0.1  # seconds of silence after the user turn, above the client's poll_after_idle (0.05 here)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,9 @@ def dx_steps(ctx: ScenarioContext, *, with_done: bool) -> list[Step]:
     transcript = read_transcript(ctx.messages)
     last = transcript.users[-1] if transcript.users else ""
     ask = WEATHER_ASK.fullmatch(last)
-    start: list[Step] = [UserTurn("main"), Preview("Planning.", kind="plan", stage="notes")]
+    # the agent thinks a moment before its first word: a client polls the status meanwhile, and under
+    # followup_status_lag it reads the previous turn's
+    start: list[Step] = [UserTurn("main"), Sleep(THINKING), Preview("Planning.", kind="plan", stage="notes")]
     if ask is not None and not transcript.results_since_user:
         calls = [ToolCall("get_weather", {"city": city}) for city in ask.group(1).split(", ")]
         return [*start, Sleep(SNAPSHOT_DELAY), Log(tool_call_entry(*calls))]  # the agent waits
