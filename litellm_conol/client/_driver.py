@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..core import (
+    FAILED_STATUSES,
     TERMINAL_STATUSES,
     Assembler,
     ConolError,
@@ -64,6 +65,7 @@ class SessionRun:
     boundary: TurnBoundary = field(init=False)  # the new turn's start; records the session's stage logs
     _last_stream_error: ConolError | None = field(default=None, init=False, repr=False)
     _terminal_since: float | None = field(default=None, init=False, repr=False)
+    _failed_since: float | None = field(default=None, init=False, repr=False)
     _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -214,7 +216,7 @@ class SessionRun:
             if item.error is not None:
                 raise item.error
             self._check_turn_taken(item.value, policy, now, session_id)
-            policy.on_status(now, self._this_turn_status(item.value))
+            policy.on_status(now, self._believed(self._this_turn_status(item.value), policy, now))
             if policy.is_failed:
                 raise failure_error(None, "status", status=policy.status, session_id=session_id)
             unfinished = not policy.is_terminal or policy.stream_failed
@@ -243,6 +245,19 @@ class SessionRun:
         if self.boundary.started or status is None:
             return status
         return None if status.lower() in TERMINAL_STATUSES else status
+
+    def _believed(self, status: str | None, policy: EndPolicy, now: float) -> str | None:
+        """On a follow-up, a failed status may still be the previous turn's (a status lags behind
+        the stream, docs/protocol.md#follow-up-turns): believed once the stream stayed quiet for a
+        settle window after it; until then as good as unknown. A failure of the new turn itself
+        also comes as its ``error`` event, read at once."""
+        if not self.boundary.known or status is None or status.lower() not in FAILED_STATUSES:
+            self._failed_since = None
+            return status
+        if self._failed_since is None:
+            self._failed_since = now
+        quiet_since = max(self._failed_since, policy.last_activity_at or policy.started_at)
+        return status if now - quiet_since >= self.timing.settle_window else None
 
     def _check_turn_taken(self, status: str | None, policy: EndPolicy, now: float, session_id: str) -> None:
         """Reading a turn an earlier attempt posted (its fate unknown): the session finished, the

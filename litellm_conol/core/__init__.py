@@ -46,6 +46,7 @@ from ._effort import EffortChoice as EffortChoice
 from ._effort import choose_effort as choose_effort
 from ._effort import effort_inputs as effort_inputs
 from ._effort import map_effort as map_effort
+from ._end_policy import FAILED_STATUSES as FAILED_STATUSES
 from ._end_policy import TERMINAL_STATUSES as TERMINAL_STATUSES
 from ._end_policy import EndPolicy as EndPolicy
 from ._end_policy import Finish as Finish
