@@ -95,6 +95,7 @@ class Run:
     def __init__(self, fake: FakeConol, reading: Reading, conversation: Conversation, reuse: bool) -> None:
         self.fake, self.reading, self.conversation, self.reuse = fake, reading, conversation, reuse
         self.trace = Trace()
+        self.reason = ""  # why the last request was (not) reused, as its fields say
         self.history: dict[str, list[dict[str, Any]]] = {c: [] for c in conversation.callers}
         self.last: dict[str, Exchange | None] = dict.fromkeys(conversation.callers)
         self.expired: set[str] = set()  # callers whose session expired since their last exchange
@@ -282,7 +283,7 @@ class Run:
             self.trace.problems.append(f"{label}: continued a session, but it {expected}")
         continued = any(r.status == 202 for r in follow_ups) and not created
         if expected.startswith("must:") and not continued:
-            self.trace.problems.append(f"{label}: did not continue its session ({expected})")
+            self.trace.problems.append(f"{label}: did not continue its session ({expected}): {self.reason}")
 
     async def _ask(
         self, caller: str, messages: list[dict[str, Any]], turn: Turn, cut: str | None
@@ -299,11 +300,16 @@ class Run:
             kwargs["parallel_tool_calls"] = False
         base = {"model": MODEL, "api_base": self.fake.base_url, "api_key": self.fake.token}
         call = {**base, "messages": [dict(m) for m in messages], **kwargs}
+        fields: dict[str, Any] = {}
         if self.conversation.stream:
             chunks = [chunk async for chunk in await litellm.acompletion(**call, stream=True)]
+            for chunk in chunks:
+                fields.update(getattr(chunk, "provider_specific_fields", None) or {})
             response: Any = litellm.stream_chunk_builder(chunks, messages=call["messages"])
         else:
             response = await litellm.acompletion(**call)
+            fields = response.choices[0].message.provider_specific_fields or {}
+        self.reason = f"{fields.get('session_reuse_reason')}; not bound: {fields.get('session_not_bound')}"
         choice = response.choices[0]
         message: dict[str, Any] = {"role": "assistant", "content": choice.message.content or ""}
         if choice.message.tool_calls:
