@@ -22,6 +22,7 @@ from typing import Protocol
 
 from ..core import Binding, ReuseOptions
 from ..core._reuse import BINDING_FORMAT
+from ._assets import asset_cache
 from ._shared import MemoryState, RedisState, SharedState, clear_shared_state, shared_state
 
 # The binding format's version in every key (``core.BINDING_FORMAT``, which a change to what
@@ -192,7 +193,9 @@ upstream_memory = UpstreamMemory()
 
 
 def clear_stores() -> None:
-    """Forget every binding and what was learnt (tests; a process starting over)."""
+    """Forget every binding, uploaded image and what was learnt (tests; a process starting over):
+    a new fake on a port an earlier one used must not be handed that one's asset ids."""
     _stores.clear()
     upstream_memory.clear()
     clear_shared_state()
+    asset_cache.clear()
