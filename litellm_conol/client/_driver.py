@@ -59,6 +59,7 @@ class SessionRun:
     reconnect_backoff: float = 0.1  # seconds before the first reconnect; doubles for each further one
 
     start: SessionStart | None = None  # a follow-up or a pinned start instead of one create
+    record: bool = True  # record the session's stage logs (session reuse may continue it)
 
     info: SessionInfo | None = field(default=None, init=False)
     stats: RunStats = field(default_factory=RunStats, init=False)
@@ -69,7 +70,7 @@ class SessionRun:
     _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.boundary = self.start.boundary if self.start is not None else TurnBoundary()
+        self.boundary = self.start.boundary if self.start is not None else TurnBoundary(record=self.record)
 
     async def pieces(self) -> AsyncIterator[list[Piece]]:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""

@@ -55,7 +55,8 @@ class TurnBoundary:
     ``started``: the new turn has shown up (on any connection): a terminal status is now its own.
     """
 
-    def __init__(self, known: StageLogs = ()) -> None:
+    def __init__(self, known: StageLogs = (), *, record: bool = True) -> None:
+        self._record = record or bool(known)  # a new session nobody will continue: nothing to record
         self._known: dict[str, tuple[str, ...]] = {sid: tuple(logs) for sid, logs in known}
         self._history: dict[str, tuple[str, ...]] = dict(self._known)
         self.started = not self._known
@@ -76,6 +77,8 @@ class TurnBoundary:
 
     def filter(self, event: ConolEvent) -> ConolEvent | None:
         """The event as far as it belongs to the new turn; ``None`` when nothing of it does."""
+        if not self._record:
+            return event  # everything of a new session is its own turn
         if not isinstance(event, HistoryDelta):
             return event if self._conn.started else None  # e.g. an earlier turn's done, replayed
         if event.window_reset is not None and is_window_reset(event.window_reset):

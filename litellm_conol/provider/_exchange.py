@@ -320,6 +320,7 @@ def session_run(
         timing=request.timing,
         timeout=request.timeout,
         start=start,
+        record=request.reuse.mode == "auto",
     )
 
 

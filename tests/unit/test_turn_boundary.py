@@ -193,3 +193,16 @@ def test_a_stream_that_starts_at_an_earlier_turn_is_still_the_past(cumulative):
     boundary = TurnBoundary(recorder.history())
     assert [boundary.filter(parse_event(raw)) for raw in session.stream(2, False)] == [None] * 5
     assert not boundary.started
+
+
+def test_a_session_nobody_continues_passes_every_event_as_it_is():
+    """With reuse off nothing is recorded; a new session's events are all its own either way."""
+    session = Session(True, True)
+    session.turn("Q1", "A1")
+    quiet, recording = TurnBoundary(record=False), TurnBoundary()
+    for raw in session.stream(1, True):
+        event = parse_event(raw)
+        assert quiet.filter(event) is event
+        assert recording.filter(event) == event
+    assert quiet.history() == ()
+    assert [(sid, len(logs)) for sid, logs in recording.history()] == [("main", 2)]
