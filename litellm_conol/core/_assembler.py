@@ -189,8 +189,9 @@ class Assembler:
             self._note_usage(event.context_usage)
         if isinstance(event, HistoryDelta):
             if event.window_reset is not None and is_window_reset(event.window_reset):
-                # No source says what it means; TSC drops the event whole, so do we. Snapshots are
-                # cumulative and tool calls deduplicated, so the next event carries all it had.
+                # No source says what it means; other clients drop the event whole, so do we
+                # (docs/protocol.md#stream). Snapshots are cumulative and tool calls deduplicated,
+                # so the next event carries all it had.
                 self.window_resets += 1
                 return []
             return self._feed_delta(event)

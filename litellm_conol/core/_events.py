@@ -2,7 +2,7 @@
 ``assistant`` and ``stream_event`` events, ``windowReset``, and what usage a turn reports.
 
 Each is one source's reading, never checked live, so everything here is tolerant: a value of an
-unexpected type is ``None`` (or empty), never an error, and the event it rode on is read as ever.
+unexpected type is ``None`` (or empty), never an error, and the event it rode on is read all the same.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def _name(value: Any) -> str | None:
 
 
 def is_window_reset(value: Any) -> bool:
-    """``windowReset: true`` (also ``1`` or ``"true"``): TSC drops such an event whole (§2.5)."""
+    """``windowReset: true`` (also ``1`` or ``"true"``): other clients drop such an event whole
+    (docs/protocol.md#stream)."""
     return value is True or value == 1 or (isinstance(value, str) and value.lower() == "true")
 
 

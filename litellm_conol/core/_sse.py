@@ -16,7 +16,7 @@ Other clients saw two more framings of the same events (docs/protocol.md#stream)
 form to a request header, so every stream is read in all three at once: besides SSE ``data:``
 lines, a bare JSON line (NDJSON: a line starting with ``{`` or ``[``) and a ``message\t<json>`` line
 are each one complete payload. No SSE field name starts with ``{``, ``[`` or ``message<TAB>``, so
-an SSE stream reads exactly as before. ``framing`` says which forms were seen (for ``doctor``).
+an SSE stream reads exactly as SSE. ``framing`` says which forms were seen (for ``doctor``).
 """
 
 from __future__ import annotations

@@ -283,8 +283,8 @@ def _parse_tolerantly(data: str | bytes) -> ConolEvent | None:
 
 
 def _untyped_event(raw: dict[str, Any]) -> ConolEvent | None:
-    """``{"done": true}`` (TSC's end marker) is ``done``; another event with ``contextUsage`` is read
-    for that alone; anything else is skipped."""
+    """``{"done": true}`` (another client's end marker, docs/protocol.md#end-of-answer) is ``done``;
+    another event with ``contextUsage`` is read for that alone; anything else is skipped."""
     if "type" not in raw and raw.get("done") is True:
         return DoneEvent(type="done", contextUsage=raw.get("contextUsage"))
     if raw.get("contextUsage") is not None:

@@ -111,7 +111,7 @@ def expected_from_steps(steps: Sequence[Step], *, http_status: int = 201, has_id
     * tool calls are deduplicated by ``(name, canonical input)``, a later copy adding the result;
       built-in tools (``BUILTIN_TOOLS``) are never client tool calls.
     * ``stream_event`` deltas append to their stage (``#stream``); an ``assistant`` event commits its
-      stage; a ``windowReset`` event is ignored (its meaning is unknown; TSC drops it).
+      stage; a ``windowReset`` event is ignored (its meaning is unknown; other clients drop it).
     * outcome: ``http_error`` (non-2xx create), ``bad_response`` (no id), ``error`` (an error event
       or an error preview),
       ``tool_calls`` (any client tool call), ``stop`` (terminal status or done), else ``timeout``.

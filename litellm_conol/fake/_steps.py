@@ -159,7 +159,8 @@ class ErrorPreview:
 @dataclass(frozen=True)
 class WindowReset:
     """A ``history_delta`` with ``windowReset: true`` carrying ``text`` as a message snapshot of a new
-    stage. No source says what it means (TSC drops such an event): ``expected_from_steps`` ignores it."""
+    stage. No source says what it means (other clients drop such an event): ``expected_from_steps``
+    ignores it."""
 
     text: str
 

@@ -1,4 +1,4 @@
-"""The fake's own contract for ``POST /api/assets`` and ``GET /api/agent-servers`` (addendum §2.1,
+"""The fake's own contract for ``POST /api/assets`` and ``GET /api/agent-servers`` (docs/protocol.md#assets,
 §2.4, §4), each reading it offers, and image parts in a create body."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The fake's follow-up side (addendum §2.2, §2.3, §4): empty create, turns on a session, ``/model``,
-and a switch for each reading the addendum leaves open."""
+"""The fake's follow-up side (docs/protocol.md#create, #follow-up-turns, #model-pinning): empty create, turns on a session, ``/model``,
+and a switch for each reading left open (docs/protocol.md#readings)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fake's switches for the readings other clients report (addendum §2.5, §2.7, §2.9): framing,
+"""The fake's switches for the readings other clients report (docs/protocol.md#stream, #balance, #authentication): framing,
 ``contextUsage``, balance, get-session modes, cookie forms, and the scenarios of the other event
 shapes. Records stay in the SSE form whatever the framing (the framing is applied on the way out)."""
 

@@ -211,7 +211,7 @@ def test_unknown_model_is_accepted_but_downgraded(fake_http: httpx.Client) -> No
         ([1, 2], "body must be a JSON object"),
         ({**body("x"), "source": {"type": "code"}}, "source must be {'type': 'home'} (got type 'code')"),
         (
-            {**body("x"), "messages": "hi"},  # [] is an empty create (addendum §2.3)
+            {**body("x"), "messages": "hi"},  # [] is an empty create (docs/protocol.md#model-pinning)
             "messages must be a list of {'type': 'text', 'content': <string>}",
         ),
         (

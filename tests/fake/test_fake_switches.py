@@ -1,4 +1,4 @@
-"""The fake's command-line switches for the readings the addendum leaves open: each reaches
+"""The fake's command-line switches for the readings left open (docs/protocol.md#readings): each reaches
 ``FakeConfig`` (so ``make run`` / ``litellm-conol fake`` can play any upstream)."""
 
 from __future__ import annotations

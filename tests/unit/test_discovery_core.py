@@ -31,7 +31,7 @@ FABLE = {
     "inputModalities": ["text", "image"],
 }
 GLM = {"name": "z-ai/glm-5.2", "efforts": ["minimal", "high"], "inputModalities": ["text"]}
-# the OR2 test "live nested agent-server model schema" (addendum §2.4)
+# another client's test "live nested agent-server model schema" (docs/protocol.md#discovery)
 NESTED = [
     {
         "id": "server-1",

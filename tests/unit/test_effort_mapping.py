@@ -130,7 +130,8 @@ def test_packaged_ladders_and_their_default():
     assert catalog.ladder("gpt-5.6-luna") == SHEET
     assert catalog.ladder("not-listed") == SHEET
     for model in catalog.models:
-        assert set(catalog.ladder(model.id)) <= set(SHEET)  # the words the fake (the sheet) takes
+        # the words the fake takes (docs/protocol.md#effort-words)
+        assert set(catalog.ladder(model.id)) <= set(SHEET)
 
 
 def test_ladders_in_an_extra_file_replace_and_are_checked(tmp_path):

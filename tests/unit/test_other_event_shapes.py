@@ -1,4 +1,4 @@
-"""Event shapes other clients read (addendum §2.5), through ``parse_event`` and the ``Assembler``:
+"""Event shapes other clients read (docs/protocol.md#stream), through ``parse_event`` and the ``Assembler``:
 ``{"done": true}``, ``assistant`` and ``stream_event`` events, ``contextUsage`` on any event,
 ``windowReset`` (dropped, also mid-answer) and the credit-error preview (an ``AgentFailed``)."""
 
@@ -110,7 +110,7 @@ def test_a_window_reset_mid_answer_is_dropped_and_the_answer_continues_exactly()
 
 
 def test_a_window_reset_with_the_whole_answer_is_not_taken_either():
-    # TSC drops the event whole; so the committed tail must come from a later event (or the logs)
+    # other clients drop the event whole; so the committed tail must come from a later event (or the logs)
     assembler = Assembler()
     feed(assembler, snap("Half"), snap("Half and the rest.", windowReset=True), snap("Half and"))
     assert assembler.final_text == "Half and" and assembler.window_resets == 1

@@ -81,13 +81,15 @@ def reading_scenarios() -> list[Scenario]:
         Scenario(
             "window_reset",
             _window_reset(),
-            description="mid-answer, a history_delta with windowReset: true carries another snapshot [TSC]",
+            description="mid-answer, a history_delta with windowReset: true carries another snapshot "
+            "(one client's reading)",
             log_mode="cumulative",
         ),
         Scenario(
             "done_flag",
             _done_flag(),
-            description='ends with {"done": true} (no type) and never a terminal status [TSC]',
+            description='ends with {"done": true} (no type) and never a terminal status '
+            "(one client's reading)",
             preview_mode="changed",
         ),
         NO_CREDITS,
