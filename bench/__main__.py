@@ -118,7 +118,7 @@ def meta(args: argparse.Namespace) -> dict[str, Any]:
         git += " + uncommitted changes" if dirty else ""
     except (OSError, subprocess.CalledProcessError):
         git = "?"
-    from litellm_conol.core._end_policy import Timing
+    from litellm_conol.core.protocol.end_policy import Timing
 
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -16,7 +16,7 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from litellm_conol.core._cutter import AnswerCutter, Cut
+from litellm_conol.core.answer.cutter import AnswerCutter, Cut
 from litellm_conol.fake import long_text
 from litellm_conol.provider._chunks import answer_token_counter
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from litellm_conol.core._assembler import Assembler
-from litellm_conol.core._wire import parse_event
+from litellm_conol.core.answer.assembler import Assembler
+from litellm_conol.core.protocol.wire import parse_event
 
 from .workload import Workload
 
@@ -105,7 +105,7 @@ async def receive_only(spec: dict[str, Any], messages: list[dict[str, str]]) -> 
     """Create the session and read its event stream's bytes up to the ``done`` event, no decoding."""
     from litellm_conol.client._pool import shared_client
     from litellm_conol.client._transport import Transport
-    from litellm_conol.core._options import build_request
+    from litellm_conol.core.config.options import build_request
 
     request = build_request(
         model="claude-haiku-4-5",

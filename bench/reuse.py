@@ -38,7 +38,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm
 
 import litellm_conol
-from litellm_conol.client._bindings import clear_stores
+from litellm_conol.reuse.store import clear_stores
 
 from .reuse_meter import FakeProcess, StreamMeter, body_bytes, metered
 from .reuse_tables import report

@@ -23,8 +23,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from litellm_conol.core import SSEDecoder, StageLogs, ToolSpec, TurnBoundary, convert_tools, parse_event
-from litellm_conol.core._structured import check_tool_schema
+from litellm_conol.core.answer.structured import check_tool_schema
+from litellm_conol.core.protocol.sse import SSEDecoder
+from litellm_conol.core.protocol.turn_boundary import StageLogs, TurnBoundary
+from litellm_conol.core.protocol.wire import ToolSpec, parse_event
+from litellm_conol.core.request.render import convert_tools
 
 from .reuse_meter import StreamMeter, metered
 
@@ -35,29 +38,32 @@ PASSES = 20  # offline passes over each turn's bytes; the fastest counts
 ENTRY_POINTS = (
     ("LiteLLM's `acompletion`: the whole turn", "/litellm/main.py", "acompletion"),
     ("- our handler (`provider/_handler.py` `acompletion`)", "/provider/_handler.py", "acompletion"),
-    ("-- request options (`build_request`)", "/core/_options.py", "build_request"),
+    ("-- request options (`build_request`)", "/core/config/options.py", "build_request"),
     (
         "--- tools' JSON Schemas checked (`check_tool_schema`: jsonschema)",
-        "/core/_structured.py",
+        "/core/answer/structured.py",
         "check_tool_schema",
     ),
-    ("-- history digests (`history_digest`)", "/core/_reuse.py", "history_digest"),
-    ("-- the new turn rendered (`render_turn`)", "/core/_turn.py", "render_turn"),
+    ("-- history digests (`history_digest`)", "/reuse/fingerprint.py", "history_digest"),
+    ("-- the new turn rendered (`render_turn`)", "/reuse/turns.py", "render_turn"),
     (
         "-- usage estimated (`turn_usage_of`: LiteLLM's token_counter)",
         "/provider/_chunks.py",
         "turn_usage_of",
     ),
     ("-- every event of the stream handled (`SessionRun._handle`)", "/client/_driver.py", "_handle"),
-    ("--- SSE split (`SSEDecoder.feed`)", "/core/_sse.py", "feed"),
-    ("--- event parse (`parse_event`: pydantic validate_json)", "/core/_wire.py", "parse_event"),
+    ("--- SSE split (`SSEDecoder.feed`)", "/core/protocol/sse.py", "feed"),
+    ("--- event parse (`parse_event`: pydantic validate_json)", "/core/protocol/wire.py", "parse_event"),
     ("--- turn boundary (`SessionRun._this_turn`)", "/client/_driver.py", "_this_turn"),
-    ("--- assembler (`Assembler.feed`)", "/core/_assembler.py", "feed"),
+    ("--- assembler (`Assembler.feed`)", "/core/answer/assembler.py", "feed"),
 )
 OWNERS = (
-    ("ours: SSE split (core/_sse.py)", ("/litellm_conol/core/_sse.py",)),
-    ("ours: event parse (core/_wire.py, JSON parser included)", ("/litellm_conol/core/_wire.py",)),
-    ("ours: turn boundary (core/_turn.py)", ("/litellm_conol/core/_turn.py",)),
+    ("ours: SSE split (core/protocol/sse.py)", ("/litellm_conol/core/protocol/sse.py",)),
+    (
+        "ours: event parse (core/protocol/wire.py, JSON parser included)",
+        ("/litellm_conol/core/protocol/wire.py",),
+    ),
+    ("ours: turn boundary (reuse/turns.py)", ("/litellm_conol/reuse/turns.py",)),
     (
         "ours: driver (client/_driver.py, _inbox.py)",
         ("/litellm_conol/client/_driver.py", "/client/_inbox.py"),

@@ -19,41 +19,42 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers only: the names below, resolved as the runtime does
-    from .core import *  # noqa: F403
     from .provider import *  # noqa: F403
 
 # The public names and where each lives: the one list (``__all__`` is its keys). Names resolve on
 # first use, so importing a submodule (the pytest plugin, the fake server, the CLI) does not import
 # litellm: tests and the CLI set LiteLLM's environment before it loads.
 _PUBLIC: dict[str, str] = {
-    "AgentFailed": ".core",
-    "AgentFailedPermanently": ".core",
-    "Assembler": ".core",
-    "AuthenticationFailed": ".core",
-    "BadRequest": ".core",
-    "BuiltinToolUse": ".core",
-    "Catalog": ".core",
-    "CatalogModel": ".core",
-    "ClientToolCall": ".core",
-    "ConolError": ".core",
+    "AgentFailed": ".core.errors",
+    "AgentFailedPermanently": ".core.errors",
+    "Assembler": ".core.answer.assembler",
+    "AuthenticationFailed": ".core.errors",
+    "BadRequest": ".core.errors",
+    "BuiltinToolUse": ".core.answer.assembler",
+    "Catalog": ".core.models.catalog",
+    "CatalogModel": ".core.models.catalog",
+    "ClientToolCall": ".core.answer.assembler",
+    "ConolError": ".core.errors",
     "ConolLLM": ".provider",
-    "InvalidStructuredOutput": ".core",
-    "MissingCredential": ".core",
-    "ModelDowngraded": ".core",
-    "ModelNotFound": ".core",
-    "OutOfCredits": ".core",
+    "ImageTooLarge": ".core.errors",
+    "ImageTypeUnsupported": ".core.errors",
+    "InvalidStructuredOutput": ".core.errors",
+    "MissingCredential": ".core.errors",
+    "ModelDowngraded": ".core.errors",
+    "ModelNotFound": ".core.errors",
+    "OutOfCredits": ".core.errors",
     "PROVIDER": ".provider",
-    "PermissionDenied": ".core",
-    "RateLimited": ".core",
-    "ReasoningDelta": ".core",
-    "RequestTimeout": ".core",
-    "TextDelta": ".core",
-    "Timing": ".core",
-    "UpstreamError": ".core",
-    "UpstreamUnavailable": ".core",
+    "PermissionDenied": ".core.errors",
+    "RateLimited": ".core.errors",
+    "ReasoningDelta": ".core.answer.assembler",
+    "RequestTimeout": ".core.errors",
+    "TextDelta": ".core.answer.assembler",
+    "Timing": ".core.protocol.end_policy",
+    "UpstreamError": ".core.errors",
+    "UpstreamUnavailable": ".core.errors",
     "conol_llm": ".provider",
-    "default_catalog": ".core",
-    "load_catalog": ".core",
+    "default_catalog": ".core.models.catalog",
+    "load_catalog": ".core.models.catalog",
     "register": ".provider",
 }
 

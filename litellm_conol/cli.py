@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from .core import Endpoint
+    from .core.protocol.endpoint import Endpoint
 
 DEFAULT_CONFIG = "proxy_config.yaml"
 DEFAULT_MASTER_KEY = "sk-conol-local"
@@ -189,7 +189,9 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
     """Where conol is and the token, from the flags or the environment; None (after saying so)
     without a token."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
-    from .core import SETTINGS, MissingCredential, request_endpoint
+    from .core.config.options import request_endpoint
+    from .core.config.table import SETTINGS
+    from .core.errors import MissingCredential
 
     token = args.token or os.environ.get(str(SETTINGS["api_key"].env))
     if not token:
@@ -214,8 +216,9 @@ def _doctor(args: argparse.Namespace) -> int:
     import asyncio
     import time
 
-    from .client import shared_client
-    from .core import ConolError, configured_catalog
+    from .client._pool import shared_client
+    from .core.config.options import configured_catalog
+    from .core.errors import ConolError
     from .ops import DoctorSettings, report_json, report_text, run_doctor, run_reuse_doctor
 
     catalog = configured_catalog()
@@ -251,8 +254,12 @@ def _record(args: argparse.Namespace) -> int:
     import asyncio
     import json
 
-    from .client import shared_client
-    from .core import ConolError, CreateSessionBody, TextPart, configured_catalog, convert_tools, map_effort
+    from .client._pool import shared_client
+    from .core.config.options import configured_catalog
+    from .core.errors import ConolError
+    from .core.models.effort import map_effort
+    from .core.protocol.wire import CreateSessionBody, TextPart
+    from .core.request.render import convert_tools
     from .ops import record_session
 
     try:
@@ -286,7 +293,7 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from .core import configured_catalog
+    from .core.config.options import configured_catalog
 
     models = configured_catalog().models
     if not (args.check or args.refresh):
@@ -317,7 +324,7 @@ def _fake(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .core import ENV_BASE, ENV_TOKEN
+    from .core.config.options import ENV_BASE, ENV_TOKEN
 
     env = dict(os.environ)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map at start

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from litellm_conol.fake import FakeConol
+    from .fake import FakeConol
 
 
 @pytest.fixture(scope="session")
 def conol_fake_session() -> Iterator[FakeConol]:
     # imported here: loading the plugin must stay cheap for test runs that never use the fake
-    from litellm_conol.fake import FakeConol
+    from .fake import FakeConol
 
     with FakeConol() as fake:
         yield fake

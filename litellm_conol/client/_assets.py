@@ -18,18 +18,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from ..core import (
-    AssetRef,
-    ConolError,
-    Endpoint,
-    ImageLimits,
-    ImageSource,
-    ImageTooLarge,
-    ImageTypeUnsupported,
-    UpstreamError,
-    asset_ref,
-    content_key,
-)
+from ..core.errors import ConolError, ImageTooLarge, ImageTypeUnsupported, UpstreamError
+from ..core.protocol.endpoint import Endpoint
+from ..core.request.images import AssetRef, ImageLimits, ImageSource, asset_ref, content_key
 from ._fetch import ImageFetcher
 from ._http_errors import error_for_response, error_for_transport
 

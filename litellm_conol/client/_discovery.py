@@ -19,14 +19,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from ..core import (
-    ConolError,
-    Discovered,
-    DiscoveryUnreadable,
-    Endpoint,
-    UpstreamError,
-    parse_agent_servers,
-)
+from ..core.errors import ConolError, UpstreamError
+from ..core.models.discovery import Discovered, DiscoveryUnreadable, parse_agent_servers
+from ..core.protocol.endpoint import Endpoint
 from ._http_errors import error_for_response, error_for_transport
 
 logger = logging.getLogger("litellm_conol.discovery")

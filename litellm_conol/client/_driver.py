@@ -12,29 +12,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..core import (
+from ..core.answer.assembler import Assembler, Piece, coalesce
+from ..core.errors import ConolError, RequestTimeout, UpstreamError
+from ..core.protocol.agent_failures import failure_error
+from ..core.protocol.end_policy import (
     FAILED_STATUSES,
     TERMINAL_STATUSES,
-    Assembler,
-    ConolError,
-    ConolEvent,
-    CreateSessionBody,
     EndPolicy,
     Finish,
     GiveUp,
-    Piece,
     Poll,
-    RequestTimeout,
-    RunStats,
-    SessionInfo,
     Timing,
-    UpstreamError,
-    coalesce,
-    failure_error,
-    parse_event,
-    unreadable_reason,
 )
-from ..core._turn_boundary import TurnBoundary
+from ..core.protocol.session_info import RunStats, SessionInfo
+from ..core.protocol.turn_boundary import TurnBoundary
+from ..core.protocol.wire import ConolEvent, CreateSessionBody, parse_event, unreadable_reason
 from ._followup import FollowUpRefused, FollowUpStart, SessionStart
 from ._inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
 from ._transport import SessionTransport

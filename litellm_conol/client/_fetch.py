@@ -4,7 +4,7 @@ A proxy that fetches any URL a caller names can be made to read what only it can
 metadata service (169.254.169.254), an admin port on localhost, a host on the private network. So
 every hop is checked before a connection is made: only ports 80 and 443 (unless the operator allows
 others), the host is resolved once, EVERY address it resolves to must be public by our own table
-(``core/_addresses.py``), and the connection goes to the checked address (the URL's host only in
+(``core/request/addresses.py``), and the connection goes to the checked address (the URL's host only in
 ``Host`` and TLS SNI), so a second DNS answer cannot swap in another address. Redirects are
 followed by hand, each one checked the same way. No cookie and no proxy from the environment are
 used: the request carries nothing of conol's.
@@ -29,16 +29,9 @@ from urllib.parse import urljoin
 
 import httpx
 
-from ..core import (
-    BadRequest,
-    ImageTooLarge,
-    ImageTypeUnsupported,
-    canonical_address,
-    check_image_bytes,
-    fetched_media_type,
-    image_type,
-    is_public,
-)
+from ..core.errors import BadRequest, ImageTooLarge, ImageTypeUnsupported
+from ..core.request.addresses import canonical_address, is_public
+from ..core.request.images import check_image_bytes, fetched_media_type, image_type
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 MAX_REDIRECTS = 3

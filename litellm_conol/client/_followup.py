@@ -18,18 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
-from ..core import (
-    AuthenticationFailed,
-    ConolError,
-    CreateSessionBody,
-    ModelDowngraded,
-    PermissionDenied,
-    SessionInfo,
-    TurnBody,
-    UpstreamError,
-    model_bodies,
-)
-from ..core._turn_boundary import TurnBoundary
+from ..core.errors import AuthenticationFailed, ConolError, ModelDowngraded, PermissionDenied, UpstreamError
+from ..core.protocol.follow_up import TurnBody, pinning_calls
+from ..core.protocol.session_info import SessionInfo
+from ..core.protocol.turn_boundary import TurnBoundary
+from ..core.protocol.wire import CreateSessionBody
 from ._transport import SessionTransport
 
 RefusalKind = Literal["unsupported", "gone", "busy", "rejected", "not_taken"]
@@ -108,7 +101,7 @@ class FollowUpStart:
             return self.info
         info = self.info
         if self.repin:
-            for body in model_bodies(self.model, self.effort):
+            for body in pinning_calls(self.model, self.effort):
                 if not await turns.set_model(self.session_id, body):
                     raise FollowUpRefused(
                         f"conol did not re-pin session {self.session_id} to {self.model}", kind="rejected"
@@ -174,7 +167,7 @@ class PinnedStart:
         effective, downgraded = created.effective_model, created.model_downgraded
         if self.always_pin or created.model_downgraded:
             self.pinned = True
-            for body in model_bodies(model, effort):
+            for body in pinning_calls(model, effort):
                 self.pinned = await turns.set_model(session_id, body) and self.pinned
             effective, downgraded = (model, False) if self.pinned else (effective, True)
         if downgraded and self.strict_model:

@@ -13,7 +13,7 @@ import re
 
 import httpx
 
-from ..core import (
+from ..core.errors import (
     AuthenticationFailed,
     BadRequest,
     ConolError,

@@ -6,7 +6,7 @@ import asyncio
 from collections import deque
 from dataclasses import dataclass
 
-from ..core import ConolError
+from ..core.errors import ConolError
 
 
 @dataclass(frozen=True, slots=True)

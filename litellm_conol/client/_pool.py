@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from ..core import DEFAULT_MAX_CONCURRENT_POLLS
+from ..core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
 from ._aiohttp import litellm_transport
 from ._aiohttp import pooled_connections as pooled_connections
 

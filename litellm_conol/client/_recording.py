@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import CreateSessionBody, CreateSessionResult
+from ..core.protocol.wire import CreateSessionBody, CreateSessionResult
 from ._transport import Transport
 
 

@@ -18,19 +18,13 @@ from typing import Any, Protocol
 import httpx
 from pydantic import ValidationError
 
-from ..core import (
-    DEFAULT_MAX_CONCURRENT_POLLS,
-    AuthenticationFailed,
-    ConolError,
-    CreateSessionBody,
-    CreateSessionResult,
-    Endpoint,
-    SessionStatus,
-    SSEDecoder,
-    TurnBody,
-    UpstreamError,
-    judge_auth,
-)
+from ..core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
+from ..core.errors import AuthenticationFailed, ConolError, UpstreamError
+from ..core.protocol.account import judge_auth
+from ..core.protocol.endpoint import Endpoint
+from ..core.protocol.follow_up import TurnBody
+from ..core.protocol.sse import SSEDecoder
+from ..core.protocol.wire import CreateSessionBody, CreateSessionResult, SessionStatus
 from ._aiohttp import body_chunks, socket_of
 from ._http_errors import error_for_response, error_for_transport
 from ._pool import poll_slots

@@ -27,7 +27,7 @@ from ._responses import error_response, json_response
 AGENT_SERVER_KEY = "fake-agent-server-apikey-7f3e9c1d2b"
 ASSET_PATH = re.compile(r"/api/assets/([A-Za-z0-9_-]+)")
 
-_CATALOG_FILE = Path(__file__).resolve().parents[1] / "core" / "models.json"
+_CATALOG_FILE = Path(__file__).resolve().parents[1] / "core" / "models" / "models.json"
 # conol offers it, the packaged catalog does not list it (premium: the fake downgrades it at create)
 EXTRA_MODELS = ("claude-fable-5",)
 # Which models take images when models.json does not say (its optional supports_vision decides)

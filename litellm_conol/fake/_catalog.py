@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-_CATALOG_FILE = Path(__file__).resolve().parents[1] / "core" / "models.json"
+_CATALOG_FILE = Path(__file__).resolve().parents[1] / "core" / "models" / "models.json"
 
 
 def _catalog_agent_models() -> frozenset[str]:

@@ -25,18 +25,15 @@ from typing import Any
 
 import httpx
 
-from ..client import RecordingTransport, SessionRun, Transport
-from ..core import (
-    TERMINAL_STATUSES,
-    Assembler,
-    CatalogModel,
-    ConolError,
-    CreateSessionBody,
-    Endpoint,
-    TextPart,
-    ToolSpec,
-    UpstreamError,
-)
+from ..client._driver import SessionRun
+from ..client._recording import RecordingTransport
+from ..client._transport import Transport
+from ..core.answer.assembler import Assembler
+from ..core.errors import ConolError, UpstreamError
+from ..core.models.catalog import CatalogModel
+from ..core.protocol.end_policy import TERMINAL_STATUSES
+from ..core.protocol.endpoint import Endpoint
+from ..core.protocol.wire import CreateSessionBody, TextPart, ToolSpec
 from ._doctor_account import check_balance, check_token
 from ._doctor_caps import check_assets, check_discovery
 from ._doctor_judge import (

@@ -11,8 +11,10 @@ import time
 
 import httpx
 
-from ..client import fetch_agent_servers, upload_asset
-from ..core import ConolError, Endpoint
+from ..client._assets import upload_asset
+from ..client._discovery import fetch_agent_servers
+from ..core.errors import ConolError
+from ..core.protocol.endpoint import Endpoint
 from ._doctor_judge import Check
 
 # the smallest valid PNG: one transparent pixel

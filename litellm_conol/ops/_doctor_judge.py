@@ -9,8 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..client import RecordingTransport
-from ..core import REASONING_TYPES, Assembler, ConolError, reported_model
+from ..client._recording import RecordingTransport
+from ..core.answer.assembler import REASONING_TYPES, Assembler
+from ..core.errors import ConolError
+from ..core.protocol.event_fields import reported_model
 
 Outcome = Literal["pass", "fail", "skip", "absent"]
 # One line per capability other clients report (docs/protocol.md): PASS (seen and read), FAIL (seen but not

@@ -16,8 +16,12 @@ from typing import Any
 
 import httpx
 
-from ..client import RecordingTransport, SessionRun
-from ..core import Assembler, ConolError, CreateSessionBody, Endpoint
+from ..client._driver import SessionRun
+from ..client._recording import RecordingTransport
+from ..core.answer.assembler import Assembler
+from ..core.errors import ConolError
+from ..core.protocol.endpoint import Endpoint
+from ..core.protocol.wire import CreateSessionBody
 
 # The format the fake replays (fake/_replay.py has the same constant: the fake imports nothing of
 # the package, and nothing here imports the fake; tests/fake/test_replay.py checks they agree).

@@ -13,17 +13,12 @@ from pathlib import Path
 
 import httpx
 
-from ..client import fetch_agent_servers, shared_client
-from ..core import (
-    Catalog,
-    CatalogModel,
-    ConolError,
-    Endpoint,
-    catalog_diff,
-    catalog_json,
-    discovered_catalog,
-    load_catalog,
-)
+from ..client._discovery import fetch_agent_servers
+from ..client._pool import shared_client
+from ..core.errors import ConolError
+from ..core.models.catalog import Catalog, CatalogModel, load_catalog
+from ..core.models.discovery import catalog_diff, catalog_json, discovered_catalog
+from ..core.protocol.endpoint import Endpoint
 from ._doctor_judge import Check
 
 

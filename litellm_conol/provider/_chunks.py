@@ -32,20 +32,16 @@ from litellm.types.utils import (
     Usage,
 )
 
-from ..core import (
+from ..core.answer.assembler import (
     Assembler,
     BuiltinToolUse,
     ClientToolCall,
-    ContextUsage,
     Piece,
     ReasoningDelta,
-    RunStats,
-    SessionInfo,
     TextDelta,
-    TurnUsage,
-    reported_model,
-    turn_usage,
 )
+from ..core.protocol.event_fields import ContextUsage, TurnUsage, reported_model, turn_usage
+from ..core.protocol.session_info import RunStats, SessionInfo
 
 
 def new_response_id() -> str:

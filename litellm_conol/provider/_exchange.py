@@ -25,31 +25,29 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client import SessionRun, SessionStart, Transport, asset_cache, shared_client, upload_images
-from ..core import (
-    AgentFailed,
-    AnswerCutter,
-    Assembler,
-    AssetRef,
-    BadRequest,
+from ..client._assets import asset_cache, upload_images
+from ..client._driver import SessionRun
+from ..client._followup import SessionStart
+from ..client._pool import shared_client
+from ..client._transport import Transport
+from ..core.answer.assembler import Assembler, ClientToolCall, ReasoningDelta
+from ..core.answer.cutter import AnswerCutter
+from ..core.answer.structured import (
     CallToCheck,
-    ClientToolCall,
-    ConolError,
-    ConolRequest,
-    ContextUsage,
-    CreateSessionBody,
-    InvalidStructuredOutput,
-    ModelDowngraded,
-    ReasoningDelta,
-    SessionInfo,
     Valid,
     answer_repair,
     check_answer,
     check_tool_calls,
-    reported_model,
-    resolve_images,
     tool_call_repair,
 )
+from ..core.config.options import ConolRequest
+from ..core.errors import AgentFailed, BadRequest, ConolError, InvalidStructuredOutput, ModelDowngraded
+from ..core.protocol.event_fields import ContextUsage, reported_model
+from ..core.protocol.session_info import SessionInfo
+from ..core.protocol.wire import CreateSessionBody
+from ..core.request.images import AssetRef, resolve_images
+from ..reuse.failure_guard import FailureGuard
+from ..reuse.session_reuse import Reuse
 from ._chunks import (
     ChunkMaker,
     answer_token_counter,
@@ -58,8 +56,6 @@ from ._chunks import (
     result_fields,
     turn_usage_of,
 )
-from ._failure_memory import FailureGuard
-from ._reuse import Reuse
 
 # what a create that names a gone asset may answer
 STALE_ASSET = frozenset({400, 404, 410, 422})
@@ -129,7 +125,7 @@ class Exchange:
         self, body: CreateSessionBody, conversation: list[Any], live: ChunkMaker | None, *, first: bool
     ) -> AsyncIterator[ModelResponseStream]:
         """One turn under the failure memory: a failure this request is known to repeat costs no
-        session, and a repeated one becomes the error clients do not retry (``core._failures``)."""
+        session, and a repeated one becomes the error clients do not retry (``reuse/known_failures.py``)."""
         guard = FailureGuard.of(self.request, body)
         await guard.check()
         try:

@@ -16,18 +16,13 @@ import httpx
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
-from ..client import Transport, discovery_cache, shared_client
-from ..core import (
-    ConolError,
-    ConolRequest,
-    Discovered,
-    build_request,
-    discovery_settings,
-    is_health_check,
-    request_endpoint,
-    settings_of,
-    settle_params,
-)
+from ..client._discovery import discovery_cache
+from ..client._pool import shared_client
+from ..client._transport import Transport
+from ..core.config.boundary import settings_of, settle_params
+from ..core.config.options import ConolRequest, build_request, is_health_check, request_endpoint
+from ..core.errors import ConolError
+from ..core.models.discovery import Discovered, discovery_settings
 from ._caller import caller_of
 from ._chunks import ChunkMaker, fill_health_response, fill_model_response
 from ._deployment import deployment_params

@@ -2,7 +2,7 @@
 
 Then ``completion_cost``, ``litellm.supports_function_calling`` and friends, routers and the
 proxy's ``/model/info`` know what a conol model can do and what it costs (an estimate: see
-``price_source`` in ``core/models.json``). A deployment's ``model_info`` still overrides (the proxy
+``price_source`` in ``core/models/models.json``). A deployment's ``model_info`` still overrides (the proxy
 registers it under the deployment's id, which LiteLLM's cost lookup reads first).
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Catalog, configured_catalog
+from ..core.config.options import configured_catalog
+from ..core.models.catalog import Catalog
 from ._litellm_compat import list_wildcard_models, register_models
 from ._params_patch import PROVIDER
 

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..client import FollowUpStart
+from ..client._followup import FollowUpStart
 from ._exchange import Exchange
 from ._litellm_compat import call_details
 

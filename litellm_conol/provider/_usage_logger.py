@@ -11,7 +11,8 @@ from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from ..core import HEALTH_CHECK_ACCOUNT, SETTINGS
+from ..core.config.options import HEALTH_CHECK_ACCOUNT
+from ..core.config.table import SETTINGS
 from ._usage_fields import USAGE_FIELDS_KEY
 
 ENV_USAGE_LOG = str(SETTINGS["usage_log"].env)

@@ -15,7 +15,7 @@ import yaml
 from support.paths import ROOT
 from support.proxyproc import MASTER_KEY, ProxyProcess
 
-from litellm_conol.core import default_catalog
+from litellm_conol.core.models.catalog import default_catalog
 from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(240)

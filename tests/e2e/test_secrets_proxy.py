@@ -8,18 +8,9 @@ import json
 import httpx
 import pytest
 from support.echoes import SECRET
-from support.faults import (
-    AUTH,
-    chat_body,
-    deployment,
-    post_chat,
-    proxy_config,
-    running_proxy,
-    stream_chat,
-)
+from support.faults import AUTH, chat_body, deployment, post_chat, proxy_config, running_proxy, stream_chat
 
 import litellm_conol
-from litellm_conol.core import _errors as _errors
 
 litellm_conol.register()
 

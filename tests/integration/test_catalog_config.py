@@ -10,7 +10,7 @@ import pytest
 
 import litellm_conol
 from litellm_conol import cli
-from litellm_conol.core._catalog import default_catalog
+from litellm_conol.core.models.catalog import default_catalog
 from litellm_conol.fake import DOWNGRADE_MODEL, KNOWN_MODELS, FakeConol
 
 pytestmark = pytest.mark.timeout(60)

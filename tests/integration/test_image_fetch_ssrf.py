@@ -17,8 +17,9 @@ import httpx
 import pytest
 from aiohttp import web
 
-from litellm_conol.client import ImageFetcher, is_public
-from litellm_conol.core import BadRequest, ImageTooLarge, ImageTypeUnsupported
+from litellm_conol import BadRequest, ImageTooLarge, ImageTypeUnsupported
+from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.core.request.addresses import is_public
 
 pytestmark = pytest.mark.timeout(30)
 

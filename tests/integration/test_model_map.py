@@ -9,9 +9,8 @@ import litellm
 import litellm.utils
 import pytest
 
-import litellm_conol
-from litellm_conol.core import default_catalog
-from litellm_conol.core._catalog import INFO_FIELDS, load_catalog
+import litellm_conol.core.models
+from litellm_conol.core.models.catalog import INFO_FIELDS, default_catalog, load_catalog
 from litellm_conol.fake import BUILTINS
 from litellm_conol.provider._model_map import model_map_entries
 
@@ -26,7 +25,7 @@ def kw(conol_fake) -> dict:
 
 
 def test_every_catalog_model_carries_every_metadata_field_and_the_file_says_where_prices_come_from():
-    raw = json.loads((Path(litellm_conol.core.__file__).parent / "models.json").read_text())
+    raw = json.loads((Path(litellm_conol.core.models.__file__).parent / "models.json").read_text())
     assert "upstream vendor's public list price" in raw["price_source"]
     for model in default_catalog().models:
         assert set(model.model_info()) == set(INFO_FIELDS), model.id
@@ -133,7 +132,7 @@ def test_streamed_chunks_name_the_provider_and_carry_empty_not_null_content_befo
 def test_a_tool_schema_naming_an_unknown_draft_is_checked_without_a_warning():
     import warnings
 
-    from litellm_conol.core._structured import check_tool_schema, schema_error
+    from litellm_conol.core.answer.structured import check_tool_schema, schema_error
 
     schema = {"$schema": "https://json-schema.org/draft-07/schema", "type": "object", "required": ["city"]}
     with warnings.catch_warnings():

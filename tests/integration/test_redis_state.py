@@ -25,22 +25,16 @@ from cryptography.x509.oid import NameOID
 from support.proxyproc import free_port
 from support.redisproc import RedisServer, require_redis_server
 
-from litellm_conol.client._bindings import (
-    KEY_PREFIX,
-    RedisBindings,
-    UpstreamMemory,
-    clear_stores,
-)
-from litellm_conol.client._bindings import MemoryBindings as Memory
-from litellm_conol.client._shared import (
-    close_redis_clients,
-    redis_clients_open,
-    shared_state,
-)
-from litellm_conol.core import AgentFailed, AgentFailedPermanently, Binding, failure_error, settings_of
-from litellm_conol.core._reuse import redis_url
+from litellm_conol import AgentFailed, AgentFailedPermanently
+from litellm_conol.core.config.boundary import settings_of
+from litellm_conol.core.config.reuse_options import redis_url
+from litellm_conol.core.protocol.agent_failures import failure_error
 from litellm_conol.fake._library import UNEXPLAINED_MESSAGE
-from litellm_conol.provider._failure_memory import CLAIM_KIND, FAILURE_KIND, FailureGuard
+from litellm_conol.reuse.failure_guard import CLAIM_KIND, FAILURE_KIND, FailureGuard
+from litellm_conol.reuse.fingerprint import Binding
+from litellm_conol.reuse.shared_state import close_redis_clients, redis_clients_open, shared_state
+from litellm_conol.reuse.store import KEY_PREFIX, RedisBindings, UpstreamMemory, clear_stores
+from litellm_conol.reuse.store import MemoryBindings as Memory
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -196,7 +196,7 @@ async def test_the_recording_keeps_sse_lines_split_across_chunks_whole():
     import httpx
 
     from litellm_conol.client._recording import RecordingTransport
-    from litellm_conol.core._endpoint import Endpoint
+    from litellm_conol.core.protocol.endpoint import Endpoint
 
     async def chunks():
         for chunk in (b'data: {"a"', b":1}\n\n: ping\r\n", b"\n", b"data: 2\n", b"data: 3"):

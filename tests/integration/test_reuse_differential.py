@@ -46,7 +46,7 @@ from support.reuse_dx import FACTORS, Reading
 from support.reuse_runs import Outcome, Trace, play_everywhere
 
 import litellm_conol
-from litellm_conol.client._bindings import clear_stores
+from litellm_conol.reuse.store import clear_stores
 
 litellm.suppress_debug_info = True
 litellm_conol.register()

@@ -14,10 +14,10 @@ import pytest
 from support.redisproc import RedisServer, require_redis_server
 
 import litellm_conol
-from litellm_conol.client._bindings import clear_stores
-from litellm_conol.client._shared import close_redis_clients
 from litellm_conol.fake import FakeConol
 from litellm_conol.provider._sync import close_background_loop
+from litellm_conol.reuse.shared_state import close_redis_clients
+from litellm_conol.reuse.store import clear_stores
 
 litellm.suppress_debug_info = True
 litellm_conol.register()

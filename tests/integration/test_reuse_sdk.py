@@ -12,8 +12,8 @@ import pytest
 from support.weather import OPENAI_TOOL as WEATHER
 
 import litellm_conol
-from litellm_conol.client._bindings import clear_stores
 from litellm_conol.fake import FakeConol
+from litellm_conol.reuse.store import clear_stores
 
 litellm.suppress_debug_info = True
 litellm_conol.register()

@@ -12,8 +12,8 @@ import litellm
 import pytest
 
 import litellm_conol
-from litellm_conol.client._bindings import clear_stores
 from litellm_conol.fake import BUILTINS, FakeConol, Scenario
+from litellm_conol.reuse.store import clear_stores
 
 litellm.suppress_debug_info = True
 litellm_conol.register()

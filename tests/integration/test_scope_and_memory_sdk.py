@@ -15,9 +15,9 @@ from litellm.integrations.custom_logger import CustomLogger
 from support.weather import OPENAI_TOOL as WEATHER
 
 import litellm_conol
-from litellm_conol.client._bindings import clear_stores
 from litellm_conol.fake import Done, FakeConol, Preview, Scenario, ScenarioContext, SetStatus
 from litellm_conol.provider._usage_fields import USAGE_FIELDS_KEY
+from litellm_conol.reuse.store import clear_stores
 
 litellm.suppress_debug_info = True
 litellm_conol.register()

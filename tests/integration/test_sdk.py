@@ -326,7 +326,8 @@ async def test_connections_are_reused_across_requests(kw):
 
 def test_the_shared_client_closes_with_its_event_loop(kw):
     """Code that runs ``asyncio.run`` per request leaves no pooled connections behind."""
-    from litellm_conol.client._pool import pooled_connections, shared_client
+    from litellm_conol.client._aiohttp import pooled_connections
+    from litellm_conol.client._pool import shared_client
 
     async def one_request():
         response = await litellm.acompletion(**ask("[[fake:done]]"), **kw)

@@ -18,17 +18,15 @@ import litellm
 import pytest
 from support.chat import MODEL
 from support.echoes import SECRET
-from support.faults import (
-    closed_port,
-)
+from support.faults import closed_port
 
 import litellm_conol
 from litellm_conol.client._driver import SessionRun
 from litellm_conol.client._transport import EventStream, Transport
-from litellm_conol.core import _errors as _errors
-from litellm_conol.core._assembler import Assembler
-from litellm_conol.core._endpoint import Endpoint
-from litellm_conol.core._options import build_request
+from litellm_conol.core import errors as _errors
+from litellm_conol.core.answer.assembler import Assembler
+from litellm_conol.core.config.options import build_request
+from litellm_conol.core.protocol.endpoint import Endpoint
 
 litellm.suppress_debug_info = True
 

@@ -18,7 +18,7 @@ from support.timing import bound
 from litellm_conol.client._aiohttp import aiohttp_response_of
 from litellm_conol.client._pool import shared_client
 from litellm_conol.client._transport import Transport
-from litellm_conol.core._options import build_request
+from litellm_conol.core.config.options import build_request
 from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(30)

@@ -3,7 +3,7 @@ refused with its status and a message naming the problem, before any conol sessi
 
 from __future__ import annotations
 
-from litellm_conol.core._options import MAX_PROMPT_CHARS
+from litellm_conol.core.config.options import MAX_PROMPT_CHARS
 
 HI = [{"role": "user", "content": "Hi"}]
 

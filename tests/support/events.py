@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from litellm_conol.core._wire import ConolEvent, parse_event
+from litellm_conol.core.protocol.wire import ConolEvent, parse_event
 
 
 def delta(*stages: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import yaml
 
-from litellm_conol.client._pool import pooled_connections
+from litellm_conol.client._aiohttp import pooled_connections
 from litellm_conol.fake import FakeConol
 from support.paths import ROOT, TESTS
 from support.proxyproc import MASTER_KEY, ProxyProcess

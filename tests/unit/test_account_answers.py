@@ -1,4 +1,4 @@
-"""The account's answers judged (``core._account``): both dead-token forms, transient answers that
+"""The account's answers judged (``core.protocol.account``): both dead-token forms, transient answers that
 are never "dead" (docs/protocol.md#authentication), and the balance breakdown
 (docs/protocol.md#balance)."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from litellm_conol.core import Balance, judge_auth, read_balance
+from litellm_conol.core.protocol.account import Balance, judge_auth, read_balance
 
 ALIVE = {"session": {"id": "s", "expiresAt": "2027-01-01T00:00:00.000Z"}, "user": {"id": "u"}}
 

@@ -9,19 +9,10 @@ import json
 import httpx
 import pytest
 
-from litellm_conol.client import AssetCache, upload_asset, upload_images
-from litellm_conol.core import (
-    AssetRef,
-    BadRequest,
-    Endpoint,
-    ImageLimits,
-    ImageSource,
-    ImageTooLarge,
-    ImageTypeUnsupported,
-    UpstreamError,
-    UpstreamUnavailable,
-    content_key,
-)
+from litellm_conol import BadRequest, ImageTooLarge, ImageTypeUnsupported, UpstreamError, UpstreamUnavailable
+from litellm_conol.client._assets import AssetCache, upload_asset, upload_images
+from litellm_conol.core.protocol.endpoint import Endpoint
+from litellm_conol.core.request.images import AssetRef, ImageLimits, ImageSource, content_key
 
 TOKEN = "session-token-do-not-leak-99"
 ENDPOINT = Endpoint("https://conol.test", TOKEN)

@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 from support.caller_kwargs import FIXTURE, FORGED
 
-from litellm_conol.client import AssetCache
-from litellm_conol.core import AssetRef, Endpoint, failure_key, scope_digest
+from litellm_conol.client._assets import AssetCache
+from litellm_conol.core.protocol.endpoint import Endpoint
+from litellm_conol.core.request.images import AssetRef
 from litellm_conol.provider._caller import Caller, auth_metadata_name, caller_of
 from litellm_conol.provider._handler import _request
+from litellm_conol.reuse.fingerprint import scope_digest
+from litellm_conol.reuse.known_failures import failure_key
 
 RECORDED: dict[str, Any] = json.loads(FIXTURE.read_text())["cases"]
 MASTER = "litellm_proxy_master_key"  # LiteLLM's user_api_key_hash for the master key

@@ -9,7 +9,7 @@ import pytest
 
 import litellm_conol
 from litellm_conol import cli
-from litellm_conol.core._catalog import Catalog, CatalogModel, default_catalog
+from litellm_conol.core.models.catalog import Catalog, CatalogModel, default_catalog
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,7 +10,7 @@ from litellm.types.utils import Usage
 from support.events import delta, msg, parsed, stage, tool_log
 
 from litellm_conol import Assembler
-from litellm_conol.core._session_info import RunStats, SessionInfo
+from litellm_conol.core.protocol.session_info import RunStats, SessionInfo
 from litellm_conol.provider._chunks import ChunkMaker, result_fields
 
 INFO = SessionInfo(session_id="s1", effective_model="claude-haiku-4-5", model_downgraded=False)

@@ -8,13 +8,13 @@ import json
 import pytest
 from support.events import delta, msg, parsed, snapshots, stage, tool_log, user_log
 
-from litellm_conol import Assembler, BadRequest, ModelNotFound
-from litellm_conol.core._assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
-from litellm_conol.core._catalog import default_catalog
-from litellm_conol.core._errors import AgentFailed
-from litellm_conol.core._images import ImageLimits
-from litellm_conol.core._render import content_text, convert_tools, map_effort, render_messages
-from litellm_conol.core._wire import CreateSessionBody, parse_event
+from litellm_conol import AgentFailed, Assembler, BadRequest, ModelNotFound
+from litellm_conol.core.answer.assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
+from litellm_conol.core.models.catalog import default_catalog
+from litellm_conol.core.models.effort import map_effort
+from litellm_conol.core.protocol.wire import CreateSessionBody, parse_event
+from litellm_conol.core.request.images import ImageLimits
+from litellm_conol.core.request.render import content_text, convert_tools, render_messages
 
 
 def stream(assembler: Assembler, *events) -> list:
@@ -442,7 +442,7 @@ def test_session_body_omits_tools_when_none():
 
 
 def test_a_closed_stream_is_checked_at_once_not_at_the_next_poll_slot():
-    from litellm_conol.core._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
+    from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
 
     policy = EndPolicy(Timing(), now=0.0)
     policy.on_activity(0.0)
@@ -459,7 +459,7 @@ def test_a_closed_stream_is_checked_at_once_not_at_the_next_poll_slot():
 
 
 def test_terminal_status_alone_settles_from_the_later_of_status_and_last_event():
-    from litellm_conol.core._end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
+    from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, Poll, Timing, WaitUntil
 
     policy = EndPolicy(Timing(settle_window=1.0), now=0.0)
     policy.on_activity(0.0)
@@ -477,7 +477,7 @@ def test_terminal_status_alone_settles_from_the_later_of_status_and_last_event()
 
 def poll_times(timing, until: float) -> list[float]:
     """When a quiet, still-running session is polled (last event at 0; polls answer at once)."""
-    from litellm_conol.core._end_policy import EndPolicy, Poll, WaitUntil
+    from litellm_conol.core.protocol.end_policy import EndPolicy, Poll, WaitUntil
 
     policy = EndPolicy(timing, now=0.0)
     policy.on_activity(0.0)
@@ -496,7 +496,7 @@ def poll_times(timing, until: float) -> list[float]:
 
 
 def test_polls_thin_out_once_the_settle_window_of_silence_has_passed():
-    from litellm_conol.core._end_policy import Timing
+    from litellm_conol.core.protocol.end_policy import Timing
 
     times = poll_times(Timing(settle_window=1.0, medium_poll_after=1.2, idle_timeout=100), until=13.0)
     assert times[:6] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.2]  # every 0.2 s while an end is likely
@@ -506,8 +506,8 @@ def test_polls_thin_out_once_the_settle_window_of_silence_has_passed():
 
 
 def test_poll_schedule_options_keep_the_finish_within_the_settle_window():
-    from litellm_conol.core._boundary import settings_of
-    from litellm_conol.core._budgets import request_timing
+    from litellm_conol.core.config.boundary import settings_of
+    from litellm_conol.core.config.budgets import request_timing
 
     def _timing(params):
         return request_timing(settings_of(params))

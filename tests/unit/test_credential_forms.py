@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from litellm_conol.core import COOKIE_NAME, MissingCredential, build_request, session_token
+from litellm_conol import MissingCredential
+from litellm_conol.core.config.credential import session_token
+from litellm_conol.core.config.options import build_request
+from litellm_conol.core.protocol.endpoint import COOKIE_NAME
 
 RAW = "q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3.Xy+Z/abc=="
 ENCODED = "q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3.Xy%2BZ%2Fabc%3D%3D"

@@ -7,9 +7,9 @@ import pytest
 from support.events import delta, msg, parsed, stage, tool_log
 
 from litellm_conol import Assembler
-from litellm_conol.core._assembler import ClientToolCall, TextDelta
-from litellm_conol.core._cutter import AnswerCutter, Cut, StopFinder, TokenBudget
-from litellm_conol.core._end_policy import EndPolicy, Finish, Timing
+from litellm_conol.core.answer.assembler import ClientToolCall, TextDelta
+from litellm_conol.core.answer.cutter import AnswerCutter, Cut, StopFinder, TokenBudget
+from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, Timing
 from litellm_conol.fake._library import long_text
 from litellm_conol.provider._chunks import answer_token_counter
 

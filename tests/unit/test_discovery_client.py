@@ -11,8 +11,9 @@ import logging
 import httpx
 import pytest
 
-from litellm_conol.client import DiscoveryCache, fetch_agent_servers
-from litellm_conol.core import Endpoint, UpstreamError
+from litellm_conol import UpstreamError
+from litellm_conol.client._discovery import DiscoveryCache, fetch_agent_servers
+from litellm_conol.core.protocol.endpoint import Endpoint
 
 SECRET = "agent-server-key-do-not-leak-42"
 TOKEN = "session-token-do-not-leak-17"

@@ -1,4 +1,4 @@
-"""Reading ``GET /api/agent-servers`` (core/_discovery.py) in every shape the sources show, the catalog
+"""Reading ``GET /api/agent-servers`` (core/models/discovery.py) in every shape the sources show, the catalog
 file written from it, its diff, and the deployment's discovery options. The servers' apiKey is kept
 by nothing."""
 
@@ -8,19 +8,17 @@ import json
 
 import pytest
 
-from litellm_conol.core import (
-    BadRequest,
-    Catalog,
-    CatalogModel,
+from litellm_conol import BadRequest
+from litellm_conol.core.config.boundary import settings_of
+from litellm_conol.core.models.catalog import Catalog, CatalogModel, load_catalog
+from litellm_conol.core.models.discovery import (
     DiscoveredModel,
     DiscoveryUnreadable,
     catalog_diff,
     catalog_json,
     discovered_catalog,
     discovery_settings,
-    load_catalog,
     parse_agent_servers,
-    settings_of,
 )
 
 SECRET = "sk-agent-server-secret-0123456789"

@@ -19,22 +19,19 @@ from typing import Any, Literal, TypeVar
 import pytest
 from support.events import delta, msg, snapshots, stage
 
-from litellm_conol.client import SessionRun
-from litellm_conol.core import (
+from litellm_conol import (
     AgentFailed,
-    Assembler,
     AuthenticationFailed,
     ConolError,
-    CreateSessionBody,
-    CreateSessionResult,
-    Endpoint,
     PermissionDenied,
-    TextDelta,
-    TextPart,
-    Timing,
     UpstreamError,
     UpstreamUnavailable,
 )
+from litellm_conol.client._driver import SessionRun
+from litellm_conol.core.answer.assembler import Assembler, TextDelta
+from litellm_conol.core.protocol.end_policy import Timing
+from litellm_conol.core.protocol.endpoint import Endpoint
+from litellm_conol.core.protocol.wire import CreateSessionBody, CreateSessionResult, TextPart
 
 pytestmark = pytest.mark.timeout(30)
 

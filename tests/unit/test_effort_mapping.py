@@ -6,8 +6,11 @@ import json
 
 import pytest
 
-from litellm_conol.core import BadRequest, build_request, default_catalog, load_catalog
-from litellm_conol.core._effort import RANKS, check_ladder, choose_effort, clamp, effort_inputs
+from litellm_conol import BadRequest
+from litellm_conol.core.config.boundary import settle_params
+from litellm_conol.core.config.options import build_request
+from litellm_conol.core.models.catalog import default_catalog, load_catalog
+from litellm_conol.core.models.effort import RANKS, check_ladder, choose_effort, clamp, effort_inputs
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -148,9 +151,6 @@ def test_ladders_in_an_extra_file_replace_and_are_checked(tmp_path):
         check_ladder("m", ["low", "ultra"])
     with pytest.raises(ValueError, match="non-empty"):
         check_ladder("m", [])
-
-
-from litellm_conol.core import settle_params  # noqa: E402
 
 
 def _build(optional_params, original_body=None, model="conol/claude-haiku-4-5"):

@@ -13,8 +13,7 @@ import pytest
 from litellm.litellm_core_utils.exception_mapping_utils import exception_type
 from litellm.llms.custom_llm import CustomLLMError
 
-from litellm_conol.client import error_for_response, error_for_transport
-from litellm_conol.core import (
+from litellm_conol import (
     AgentFailed,
     AuthenticationFailed,
     BadRequest,
@@ -29,6 +28,7 @@ from litellm_conol.core import (
     UpstreamError,
     UpstreamUnavailable,
 )
+from litellm_conol.client._http_errors import error_for_response, error_for_transport
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,4 +1,4 @@
-"""Agent failures, classified (core/_failures) and remembered (FailureMemory), and what LiteLLM's
+"""Agent failures, classified (core/_failures) and remembered (KnownFailures), and what LiteLLM's
 exception mapping and the Router make of each class."""
 
 from __future__ import annotations
@@ -10,24 +10,17 @@ import pytest
 from litellm.litellm_core_utils.exception_mapping_utils import exception_type
 from litellm.router_utils.fallback_event_handlers import is_bad_request_without_fallback
 
-from litellm_conol.core import (
-    AgentFailed,
-    AgentFailedPermanently,
-    Assembler,
-    FailureMemory,
-    InvalidStructuredOutput,
-    OutOfCredits,
-    classify_failure,
-    failure_error,
-    failure_key,
-    parse_event,
-)
+from litellm_conol import AgentFailed, AgentFailedPermanently, InvalidStructuredOutput, OutOfCredits
+from litellm_conol.core.answer.assembler import Assembler
+from litellm_conol.core.protocol.agent_failures import classify_failure, failure_error
+from litellm_conol.core.protocol.wire import parse_event
 from litellm_conol.fake._library import (
     CREDIT_MESSAGE,
     DETERMINISTIC_MESSAGE,
     TRANSIENT_MESSAGE,
     UNEXPLAINED_MESSAGE,
 )
+from litellm_conol.reuse.known_failures import KnownFailures, failure_key
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -108,7 +101,7 @@ def test_keys_are_hashes_of_account_and_body():
 
 
 def test_an_unexplained_failure_is_retryable_once_then_deterministic_then_refused():
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     first = memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
     assert type(first) is AgentFailed
     assert memory.refusal(REQUEST, now=1) is None
@@ -123,7 +116,7 @@ def test_an_unexplained_failure_is_retryable_once_then_deterministic_then_refuse
 
 
 def test_a_different_failure_or_a_success_in_between_is_not_a_repeat():
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
     assert type(memory.record(REQUEST, failure_error("something else"), now=1)) is AgentFailed
     memory.forget(REQUEST)
@@ -131,26 +124,26 @@ def test_a_different_failure_or_a_success_in_between_is_not_a_repeat():
 
 
 def test_transient_failures_stay_retryable_however_often():
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     for now in range(5):
         assert type(memory.record(REQUEST, failure_error(TRANSIENT_MESSAGE), now=now)) is AgentFailed
     assert memory.refusal(REQUEST, now=5) is None
 
 
 def test_out_of_credits_refuses_the_same_request_only_and_ttl_zero_remembers_nothing():
-    memory = FailureMemory(ttl=60)
+    memory = KnownFailures(ttl=60)
     memory.record(REQUEST, failure_error(CREDIT_MESSAGE), now=0)
     refused = memory.refusal(REQUEST, now=10)
     assert type(refused) is OutOfCredits and refused.status_code == 402
     assert memory.refusal(OTHER, now=10) is None  # after a top-up the account's next request runs
-    off = FailureMemory(ttl=0)
+    off = KnownFailures(ttl=0)
     for now in range(3):
         assert type(off.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=now)) is AgentFailed
     assert off.refusal(REQUEST, now=3) is None
 
 
 def test_the_memory_is_bounded():
-    memory = FailureMemory(ttl=300, capacity=3)
+    memory = KnownFailures(ttl=300, capacity=3)
     keys = [failure_key("b", "t", str(i).encode()) for i in range(5)]
     for key in keys:
         memory.record(key, failure_error(DETERMINISTIC_MESSAGE), now=0)
@@ -173,7 +166,7 @@ def invalid(sessions: str) -> InvalidStructuredOutput:
 
 
 def test_a_validation_failure_gets_one_more_round_then_is_refused_as_a_502_not_retried():
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     first = memory.record(REQUEST, invalid("s1, s2, s3"), now=0)
     assert type(first) is InvalidStructuredOutput and first.headers == {}  # retryable: one more round
     assert memory.refusal(REQUEST, now=1) is None
@@ -198,7 +191,7 @@ def test_what_litellm_and_its_router_make_of_a_remembered_validation_failure(mon
     """Still a 502 (BadGatewayError): the Router runs fallbacks (another model may conform); the
     header tells the openai and anthropic SDKs not to retry it."""
     monkeypatch.setattr(litellm, "suppress_debug_info", True)
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     memory.record(REQUEST, invalid("s1"), now=0)
     memory.record(REQUEST, invalid("s2"), now=1)
     mapped = _litellm(memory.refusal(REQUEST, now=2))
@@ -208,7 +201,7 @@ def test_what_litellm_and_its_router_make_of_a_remembered_validation_failure(mon
 
 
 def test_a_validation_failure_and_an_agent_failure_are_not_repeats_of_each_other():
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     memory.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=0)
     assert type(memory.record(REQUEST, invalid("s1"), now=1)) is InvalidStructuredOutput
     assert memory.refusal(REQUEST, now=2) is None
@@ -216,7 +209,7 @@ def test_a_validation_failure_and_an_agent_failure_are_not_repeats_of_each_other
 
 
 def test_a_refusal_of_an_agent_failure_says_who_refused_it():
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     memory.record(REQUEST, failure_error(DETERMINISTIC_MESSAGE), now=0)
     refused = memory.refusal(REQUEST, now=1)
     assert refused is not None and refused.refused_by == "failure_memory"
@@ -227,6 +220,6 @@ def test_failure_keys_are_per_caller():
     alice = failure_key("http://conol", "tok", b'{"messages": 1}', "alice-digest")
     bob = failure_key("http://conol", "tok", b'{"messages": 1}', "bob-digest")
     assert len({REQUEST, alice, bob}) == 3
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     memory.record(alice, failure_error(DETERMINISTIC_MESSAGE), now=0)
     assert memory.refusal(alice, now=1) is not None and memory.refusal(bob, now=1) is None

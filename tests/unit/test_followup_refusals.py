@@ -7,18 +7,12 @@ from typing import Any
 
 import pytest
 
+from litellm_conol import AuthenticationFailed, ConolError, RateLimited, RequestTimeout, UpstreamError
 from litellm_conol.client._followup import FollowUpRefused, FollowUpStart
-from litellm_conol.core import (
-    AuthenticationFailed,
-    ConolError,
-    RateLimited,
-    RequestTimeout,
-    SessionInfo,
-    TextPart,
-    TurnBody,
-    UpstreamError,
-)
-from litellm_conol.core._turn_boundary import TurnBoundary
+from litellm_conol.core.protocol.follow_up import TurnBody
+from litellm_conol.core.protocol.session_info import SessionInfo
+from litellm_conol.core.protocol.turn_boundary import TurnBoundary
+from litellm_conol.core.protocol.wire import TextPart
 
 
 class Conol:

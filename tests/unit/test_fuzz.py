@@ -17,9 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litellm_conol.core._assembler import Assembler, BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
-from litellm_conol.core._errors import AgentFailed
-from litellm_conol.core._wire import parse_event
+from litellm_conol import AgentFailed
+from litellm_conol.core.answer.assembler import (
+    Assembler,
+    BuiltinToolUse,
+    ClientToolCall,
+    ReasoningDelta,
+    TextDelta,
+)
+from litellm_conol.core.protocol.wire import parse_event
 from litellm_conol.provider._chunks import ChunkMaker
 
 pytestmark = pytest.mark.timeout(120)

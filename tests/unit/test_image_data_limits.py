@@ -1,4 +1,4 @@
-"""Images given inline (core/_images.py): an oversized data: URL or base64 block is refused before it
+"""Images given inline (core/request/images.py): an oversized data: URL or base64 block is refused before it
 is decoded (its size is counted from the encoded length), and the bytes' signature decides the type."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import tracemalloc
 
 import pytest
 
-from litellm_conol.core import BadRequest, ImageLimits, ImageTypeUnsupported
-from litellm_conol.core._images import image_of_part
+from litellm_conol import BadRequest, ImageTypeUnsupported
+from litellm_conol.core.request.images import ImageLimits, image_of_part
 
 MiB = 1024 * 1024
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -102,7 +102,7 @@ def test_the_bytes_signature_decides_the_uploaded_type(data, declared, expected)
     "data", [b"<svg xmlns='http://www.w3.org/2000/svg'/>", b"GIF88a", b"RIFF\0\0\0\0WAVE", b"\x89PNG"]
 )
 def test_bytes_of_no_accepted_type_are_a_400(data):
-    from litellm_conol.core import sniffed_media_type
+    from litellm_conol.core.request.images import sniffed_media_type
 
     for part in parts(base64.b64encode(data).decode()):
         with pytest.raises(ImageTypeUnsupported) as caught:

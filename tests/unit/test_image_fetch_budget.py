@@ -12,8 +12,11 @@ import httpx
 import pytest
 from support.timing import bound
 
-from litellm_conol.client import AssetCache, ImageFetcher, upload_images
-from litellm_conol.core import BadRequest, Endpoint, ImageLimits, ImageSource
+from litellm_conol import BadRequest
+from litellm_conol.client._assets import AssetCache, upload_images
+from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.core.protocol.endpoint import Endpoint
+from litellm_conol.core.request.images import ImageLimits, ImageSource
 
 pytestmark = pytest.mark.timeout(60)
 

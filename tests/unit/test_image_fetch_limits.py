@@ -16,9 +16,10 @@ import tracemalloc
 import httpx
 import pytest
 
-from litellm_conol.client import ImageFetcher
+from litellm_conol import BadRequest, ImageTypeUnsupported
 from litellm_conol.client import _fetch as fetch_module
-from litellm_conol.core import BadRequest, Endpoint, ImageTypeUnsupported
+from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.core.protocol.endpoint import Endpoint
 
 pytestmark = pytest.mark.timeout(60)
 

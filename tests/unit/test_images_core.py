@@ -1,4 +1,4 @@
-"""The pure image parts (core/_images.py, the rendering of image parts): decoding, limits, the three
+"""The pure image parts (core/request/images.py, the rendering of image parts): decoding, limits, the three
 request shapes, the vision refusal before any upload, and filling in the uploaded assets."""
 
 from __future__ import annotations
@@ -8,23 +8,22 @@ import hashlib
 
 import pytest
 
-from litellm_conol.core import (
+from litellm_conol import BadRequest
+from litellm_conol.core.config.boundary import settings_of
+from litellm_conol.core.config.options import build_request
+from litellm_conol.core.models.catalog import CatalogModel
+from litellm_conol.core.models.discovery import Discovered, DiscoveredModel
+from litellm_conol.core.protocol.wire import ImagePart, TextPart
+from litellm_conol.core.request.images import (
     AssetRef,
-    BadRequest,
-    CatalogModel,
-    Discovered,
-    DiscoveredModel,
     ImageLimits,
-    ImagePart,
-    TextPart,
     asset_ref,
-    build_request,
     decode_data_url,
+    image_limits,
+    image_of_part,
     resolve_images,
 )
-from litellm_conol.core._boundary import settings_of
-from litellm_conol.core._images import image_limits, image_of_part
-from litellm_conol.core._render import render_messages
+from litellm_conol.core.request.render import render_messages
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"pixels"
 PNG_B64 = base64.b64encode(PNG).decode()

@@ -9,8 +9,8 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litellm_conol.core._sse import FRAMING_MESSAGE, FRAMING_NDJSON, FRAMING_SSE, SSEDecoder
-from litellm_conol.core._wire import DoneEvent, HistoryDelta, parse_event
+from litellm_conol.core.protocol.sse import FRAMING_MESSAGE, FRAMING_NDJSON, FRAMING_SSE, SSEDecoder
+from litellm_conol.core.protocol.wire import DoneEvent, HistoryDelta, parse_event
 
 PAYLOADS = [
     b'{"type":"history_delta","stages":[{"id":"s","preview":[{"type":"message","content":"Hi \\u00e9"}]}]}',

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from litellm_conol.core import ContextUsage, read_context_usage
-from litellm_conol.core._assembler import Assembler, ReasoningDelta, TextDelta
-from litellm_conol.core._errors import AgentFailed, OutOfCredits
-from litellm_conol.core._wire import DoneEvent, UsageEvent, parse_event, unreadable_reason
+from litellm_conol import AgentFailed, OutOfCredits
+from litellm_conol.core.answer.assembler import Assembler, ReasoningDelta, TextDelta
+from litellm_conol.core.protocol.event_fields import ContextUsage, read_context_usage
+from litellm_conol.core.protocol.wire import DoneEvent, UsageEvent, parse_event, unreadable_reason
 
 CREDIT = "Your credit balance is too low to run this request."
 
@@ -127,7 +127,7 @@ def test_the_credit_error_preview_is_out_of_credits_carrying_conols_text():
     assert caught.value.message.startswith(
         f"conol agent error: {CREDIT} (the conol account is out of credits"
     )
-    assert caught.value.status_code == 402  # the one retry rule (core._failures): never retried
+    assert caught.value.status_code == 402  # the one retry rule (core.protocol.agent_failures): never retried
     assert caught.value.signature == f"preview:{CREDIT}"
 
 

@@ -3,9 +3,10 @@ the pure mapping (``core.turn_usage`` / ``reported_model``) and the fields the p
 
 from __future__ import annotations
 
-from litellm_conol.core import ContextUsage, RunStats, SessionInfo, TurnUsage, reported_model, turn_usage
-from litellm_conol.core._assembler import Assembler
-from litellm_conol.core._wire import parse_event
+from litellm_conol.core.answer.assembler import Assembler
+from litellm_conol.core.protocol.event_fields import ContextUsage, TurnUsage, reported_model, turn_usage
+from litellm_conol.core.protocol.session_info import RunStats, SessionInfo
+from litellm_conol.core.protocol.wire import parse_event
 from litellm_conol.provider._chunks import result_fields
 
 INFO = SessionInfo("ses_1", None, False)

@@ -61,8 +61,12 @@ from typing import Any
 
 import pytest
 
-from litellm_conol.core import history_digest, returned_assistant, split_new_turn
-from litellm_conol.core._reuse import canonical_history
+from litellm_conol.reuse.fingerprint import (
+    canonical_history,
+    history_digest,
+    returned_assistant,
+    split_new_turn,
+)
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "request_pairs"
 SCOPE, SETTINGS = "scope", "settings"
@@ -187,7 +191,7 @@ def test_the_fixtures_hold_every_client_and_route():
 def test_the_next_request_continues_the_bound_history(pair: Pair):
     """What the handler does: the next request's history fingerprints as the earlier request plus
     the answer we bind: its text as streamed, or none when a non-streamed answer has tool calls
-    (its content is null: provider/_reuse.py ``bind``)."""
+    (its content is null: reuse/session_reuse.py ``bind``)."""
     bound = [*pair.earlier, returned_assistant(_bound_text(pair), pair.calls)]
     history = _history(pair)
     assert canonical_history(history) == canonical_history(bound)

@@ -10,22 +10,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from litellm_conol.client._bindings import MemoryBindings, UpstreamMemory
-from litellm_conol.core import (
-    Ask,
-    BadRequest,
-    Binding,
-    Continue,
-    Fresh,
-    ReuseOptions,
-    bind_refusal,
-    decide,
-    history_digest,
-    render_turn,
-    settings_of,
-    split_new_turn,
-)
-from litellm_conol.core._reuse import reuse_options as options_of
+from litellm_conol import BadRequest
+from litellm_conol.core.config.boundary import settings_of
+from litellm_conol.core.config.reuse_options import ReuseOptions
+from litellm_conol.core.config.reuse_options import reuse_options as options_of
+from litellm_conol.reuse.fingerprint import Binding, history_digest, split_new_turn
+from litellm_conol.reuse.store import MemoryBindings, UpstreamMemory
+from litellm_conol.reuse.turns import Ask, Continue, Fresh, plan_turn, render_turn, why_not_bound
 
 words = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc", "Zl", "Zp")), min_size=1, max_size=8
@@ -193,17 +184,17 @@ ASK = Ask("m", "low", turn="t")
 def test_decide():
     on = ReuseOptions()
     kw = {"options": on, "continuable": True, "upstream_refused": False, "pinning": False}
-    assert decide(BINDING, ASK, **kw) == Continue(BINDING, repin=False)
-    assert decide(None, ASK, **kw) == Fresh("no session holds this history")
-    assert decide(BINDING, ASK, **{**kw, "options": ReuseOptions(mode="off")}) == Fresh(
+    assert plan_turn(BINDING, ASK, **kw) == Continue(BINDING, repin=False)
+    assert plan_turn(None, ASK, **kw) == Fresh("no session holds this history")
+    assert plan_turn(BINDING, ASK, **{**kw, "options": ReuseOptions(mode="off")}) == Fresh(
         "session_reuse is off"
     )
-    assert decide(BINDING, ASK, **{**kw, "continuable": False}) == Fresh("no earlier turn to continue")
-    assert decide(BINDING, ASK, **{**kw, "upstream_refused": True}) == Fresh(
+    assert plan_turn(BINDING, ASK, **{**kw, "continuable": False}) == Fresh("no earlier turn to continue")
+    assert plan_turn(BINDING, ASK, **{**kw, "upstream_refused": True}) == Fresh(
         "this upstream does not take follow-ups"
     )
-    assert decide(BINDING, replace(ASK, model="other"), **kw) == Fresh("the model or effort changed")
-    assert decide(BINDING, replace(ASK, effort="high"), **{**kw, "pinning": True}) == Continue(
+    assert plan_turn(BINDING, replace(ASK, model="other"), **kw) == Fresh("the model or effort changed")
+    assert plan_turn(BINDING, replace(ASK, effort="high"), **{**kw, "pinning": True}) == Continue(
         BINDING, repin=True
     )
 
@@ -213,36 +204,36 @@ def test_decide_continues_only_what_the_session_waits_on():
     kw = {"options": ReuseOptions(), "continuable": True, "upstream_refused": False, "pinning": False}
     waiting = replace(BINDING, pending_calls=("call_1", "call_2"))
     both = replace(ASK, answered=frozenset({"call_1", "call_2"}))
-    assert decide(waiting, both, **kw) == Continue(waiting, repin=False)
+    assert plan_turn(waiting, both, **kw) == Continue(waiting, repin=False)
     missing = Fresh("the new turn does not answer the tool calls conol waits on")
-    assert decide(waiting, replace(ASK, answered=frozenset({"call_1"})), **kw) == missing
-    assert decide(waiting, ASK, **kw) == missing  # a user message instead of the results
-    assert decide(BINDING, both, **kw) == missing  # results for calls conol never made
+    assert plan_turn(waiting, replace(ASK, answered=frozenset({"call_1"})), **kw) == missing
+    assert plan_turn(waiting, ASK, **kw) == missing  # a user message instead of the results
+    assert plan_turn(BINDING, both, **kw) == missing  # results for calls conol never made
 
 
 def test_decide_after_a_post_of_unknown_fate():
     """Issue 24 item 4: only the retry of that very turn continues (reading it, not posting it)."""
     kw = {"options": ReuseOptions(), "continuable": True, "upstream_refused": False, "pinning": False}
     pending = replace(BINDING, pending_turn="t")
-    assert decide(pending, ASK, **kw) == Continue(pending, repin=False, reattach=True)
-    assert decide(pending, replace(ASK, turn="other"), **kw) == Fresh(
+    assert plan_turn(pending, ASK, **kw) == Continue(pending, repin=False, reattach=True)
+    assert plan_turn(pending, replace(ASK, turn="other"), **kw) == Fresh(
         "conol may hold another turn on that session (an earlier post timed out)"
     )
 
 
 def test_bind_refusal():
-    assert bind_refusal(runs=1, cut=False, structured=False, finished=True) is None
-    assert bind_refusal(runs=2, cut=False, structured=False, finished=True) == "a repair turn ran"
+    assert why_not_bound(runs=1, cut=False, structured=False, finished=True) is None
+    assert why_not_bound(runs=2, cut=False, structured=False, finished=True) == "a repair turn ran"
     assert (
-        bind_refusal(runs=1, cut=True, structured=False, finished=True)
+        why_not_bound(runs=1, cut=True, structured=False, finished=True)
         == "the answer was cut (stop / max_tokens)"
     )
-    assert bind_refusal(runs=1, cut=False, structured=True, finished=True).startswith("structured output")
-    assert bind_refusal(runs=1, cut=False, structured=False, finished=False) == "the turn did not finish"
-    assert bind_refusal(runs=1, cut=False, structured=False, finished=True, withheld_calls=True) == (
+    assert why_not_bound(runs=1, cut=False, structured=True, finished=True).startswith("structured output")
+    assert why_not_bound(runs=1, cut=False, structured=False, finished=False) == "the turn did not finish"
+    assert why_not_bound(runs=1, cut=False, structured=False, finished=True, withheld_calls=True) == (
         "conol made tool calls the client did not get (parallel_tool_calls / tool_choice)"
     )
-    assert bind_refusal(runs=1, cut=False, structured=False, finished=True, unnamed_stages=True) == (
+    assert why_not_bound(runs=1, cut=False, structured=False, finished=True, unnamed_stages=True) == (
         "conol's stages carry no ids (no boundary for the next turn)"
     )
 

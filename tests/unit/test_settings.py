@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 from support.paths import ROOT
 
-from litellm_conol.core import SETTINGS, BadRequest, build_request, settings_of, settle_params
+from litellm_conol import BadRequest
+from litellm_conol.core.config.boundary import settings_of, settle_params
+from litellm_conol.core.config.options import build_request
+from litellm_conol.core.config.table import SETTINGS
 from litellm_conol.ops import reference_markdown
 from litellm_conol.ops._settings_doc import page_with_reference
 

@@ -11,20 +11,15 @@ from types import SimpleNamespace
 import pytest
 import redis.asyncio
 
-from litellm_conol.client import _shared
-from litellm_conol.client._shared import MemoryState, close_redis_clients, redis_clients_open
-from litellm_conol.core import (
-    AgentFailed,
-    AgentFailedPermanently,
-    FailureMemory,
-    InvalidStructuredOutput,
-    OutOfCredits,
-    failure_error,
-    settings_of,
-)
-from litellm_conol.core._reuse import redis_url, reuse_options
+from litellm_conol import AgentFailed, AgentFailedPermanently, InvalidStructuredOutput, OutOfCredits
+from litellm_conol.core.config.boundary import settings_of
+from litellm_conol.core.config.reuse_options import redis_url, reuse_options
+from litellm_conol.core.protocol.agent_failures import failure_error
 from litellm_conol.fake._library import CREDIT_MESSAGE, DETERMINISTIC_MESSAGE, UNEXPLAINED_MESSAGE
-from litellm_conol.provider._failure_memory import PASSED, FailureGuard
+from litellm_conol.reuse import shared_state as _shared
+from litellm_conol.reuse.failure_guard import PASSED, FailureGuard
+from litellm_conol.reuse.known_failures import KnownFailures
+from litellm_conol.reuse.shared_state import MemoryState, close_redis_clients, redis_clients_open
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -114,10 +109,10 @@ async def test_memory_state_claim_take_and_expiry():
 
 @pytest.mark.parametrize("message", [DETERMINISTIC_MESSAGE, CREDIT_MESSAGE])
 def test_a_remembered_failure_survives_export_and_adopt(message):
-    first = FailureMemory(ttl=300)
+    first = KnownFailures(ttl=300)
     first.record("k", failure_error(message), now=100.0)
     raw = first.export("k")
-    other = FailureMemory(ttl=300)  # another process
+    other = KnownFailures(ttl=300)  # another process
     other.adopt("k", raw)
     refusal = other.refusal("k", now=130.0)
     assert type(refusal) is type(first.refusal("k", now=130.0))
@@ -127,9 +122,9 @@ def test_a_remembered_failure_survives_export_and_adopt(message):
 
 
 def test_an_unexplained_failure_adopted_elsewhere_makes_the_repeat_deterministic():
-    first = FailureMemory(ttl=300)
+    first = KnownFailures(ttl=300)
     assert type(first.record("k", failure_error(UNEXPLAINED_MESSAGE), now=100.0)) is AgentFailed
-    other = FailureMemory(ttl=300)
+    other = KnownFailures(ttl=300)
     other.adopt("k", first.export("k"))
     assert other.refusal("k", now=101.0) is None  # once is retryable
     assert type(other.record("k", failure_error(UNEXPLAINED_MESSAGE), now=102.0)) is AgentFailedPermanently
@@ -137,15 +132,15 @@ def test_an_unexplained_failure_adopted_elsewhere_makes_the_repeat_deterministic
 
 def test_a_validation_failure_and_its_rounds_survive_export_and_adopt():
     """Another worker sees the first round (the next is one more round) and the second (refused)."""
-    first = FailureMemory(ttl=300)
+    first = KnownFailures(ttl=300)
     invalid = InvalidStructuredOutput("the answer failed validation (3 turn(s), …): not JSON")
     first.record("k", invalid, now=100.0)
-    other = FailureMemory(ttl=300)
+    other = KnownFailures(ttl=300)
     other.adopt("k", first.export("k"))
     assert other.refusal("k", now=101.0) is None  # one more round
     repeated = other.record("k", invalid, now=110.0)
     assert "failed validation in 2 rounds in a row, the one before 10 s earlier" in repeated.message
-    third = FailureMemory(ttl=300)
+    third = KnownFailures(ttl=300)
     third.adopt("k", other.export("k"))
     refusal = third.refusal("k", now=112.0)
     assert type(refusal) is InvalidStructuredOutput and refusal.status_code == 502
@@ -156,7 +151,7 @@ def test_a_validation_failure_and_its_rounds_survive_export_and_adopt():
 
 @pytest.mark.parametrize("raw", [None, "", "not json", '{"signature": 1}', '{"error": {"class": "Boom"}}'])
 def test_a_record_that_does_not_parse_is_no_record(raw):
-    memory = FailureMemory(ttl=300)
+    memory = KnownFailures(ttl=300)
     memory.record("k", failure_error(DETERMINISTIC_MESSAGE), now=1.0)
     memory.adopt("k", raw)
     assert memory.refusal("k", now=2.0) is None and memory.export("k") is None

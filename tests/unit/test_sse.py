@@ -14,8 +14,14 @@ from httpx_sse._decoders import SSELineDecoder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litellm_conol.core._assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta, coalesce
-from litellm_conol.core._sse import SSEDecoder
+from litellm_conol.core.answer.assembler import (
+    BuiltinToolUse,
+    ClientToolCall,
+    ReasoningDelta,
+    TextDelta,
+    coalesce,
+)
+from litellm_conol.core.protocol.sse import SSEDecoder
 
 
 def decode(chunks: list[bytes]) -> list[bytes]:

@@ -8,9 +8,8 @@ import json
 import pydantic
 import pytest
 
-from litellm_conol.core._errors import BadRequest
-from litellm_conol.core._options import build_request
-from litellm_conol.core._structured import (
+from litellm_conol import BadRequest
+from litellm_conol.core.answer.structured import (
     CallToCheck,
     Invalid,
     OutputFormat,
@@ -23,6 +22,7 @@ from litellm_conol.core._structured import (
     parse_response_format,
     tool_call_repair,
 )
+from litellm_conol.core.config.options import build_request
 from litellm_conol.fake._library import answers_since_request
 
 pytestmark = pytest.mark.timeout(30)

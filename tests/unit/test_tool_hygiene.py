@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from litellm_conol.core import convert_tools
-from litellm_conol.core._tool_hygiene import schema_keywords_only
+from litellm_conol.core.request.render import convert_tools
+from litellm_conol.core.request.tool_hygiene import schema_keywords_only
 
 pytestmark = pytest.mark.timeout(30)
 

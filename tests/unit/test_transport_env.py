@@ -7,8 +7,8 @@ import re
 import pytest
 
 from litellm_conol import BadRequest
-from litellm_conol.core._endpoint import DEFAULT_MAX_CONCURRENT_POLLS
-from litellm_conol.core._options import build_request
+from litellm_conol.core.config.options import build_request
+from litellm_conol.core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
 
 pytestmark = pytest.mark.timeout(30)
 

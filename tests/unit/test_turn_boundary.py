@@ -1,4 +1,4 @@
-"""The follow-up's new turn, found by structure (core/_turn_boundary.py), under every way conol may
+"""The follow-up's new turn, found by structure (core/protocol/turn_boundary.py), under every way conol may
 send it: the turn in a new stage or appended to the known one, logs as cumulative snapshots or as
 deltas, the earlier turns replayed or not, and a reconnect that replays everything again."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from litellm_conol.core import Assembler, parse_event
-from litellm_conol.core._turn_boundary import TurnBoundary, log_digest
-from litellm_conol.core._wire import LogEntry
+from litellm_conol.core.answer.assembler import Assembler
+from litellm_conol.core.protocol.turn_boundary import TurnBoundary, log_digest
+from litellm_conol.core.protocol.wire import LogEntry, parse_event
 
 REMINDER = "<system-reminder>\nYou are conol.\n</system-reminder>\n"
 

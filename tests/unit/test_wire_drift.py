@@ -9,8 +9,8 @@ import pytest
 from support.events import delta, msg, stage, tool_log
 
 import litellm_conol
-from litellm_conol.core._assembler import Assembler
-from litellm_conol.core._wire import HistoryDelta, parse_event, unreadable_reason
+from litellm_conol.core.answer.assembler import Assembler
+from litellm_conol.core.protocol.wire import HistoryDelta, parse_event, unreadable_reason
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,8 +1,8 @@
 """Agent failures as conol reports them (docs/protocol.md#stream: an ``error`` event, then a failed status),
-worded so that each class of ``core._failures`` has a scenario: out of credits (conol's own words, "credit
-balance is too low"), a message no rule knows (retryable once, deterministic when it repeats), a transient
-one, and a deterministic one. Each fails before any text, as a run refused at its start does; the stream stays
-open, as it does for the ``error`` scenario."""
+worded so that each class of ``core.protocol.agent_failures`` has a scenario: out of credits (conol's
+own words, "credit balance is too low"), a message no rule knows (retryable once, deterministic when
+it repeats), a transient one, and a deterministic one. Each fails before any text, as a run refused
+at its start does; the stream stays open, as it does for the ``error`` scenario."""
 
 from __future__ import annotations
 

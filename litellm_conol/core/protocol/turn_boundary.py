@@ -21,8 +21,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ._events import is_window_reset
-from ._wire import ConolEvent, HistoryDelta, LogEntry, Stage
+from .event_fields import is_window_reset
+from .wire import ConolEvent, HistoryDelta, LogEntry, Stage
 
 # (stage id, the digests of its log entries in order), in the order the stages appeared
 StageLogs = tuple[tuple[str, tuple[str, ...]], ...]

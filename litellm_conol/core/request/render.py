@@ -11,11 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._effort import map_effort as map_effort  # re-exported: its home was here
-from ._errors import BadRequest
-from ._images import ImageLimits, ImageSource, image_of_part
-from ._tool_hygiene import is_deferred, schema_keywords_only
-from ._wire import ImagePart, MessagePart, TextPart, ToolSpec
+from ..errors import BadRequest
+from ..protocol.wire import ImagePart, MessagePart, TextPart, ToolSpec
+from .images import ImageLimits, ImageSource, image_of_part
+from .tool_hygiene import is_deferred, schema_keywords_only
 
 BUILTIN_TOOLS = frozenset({"WebSearch", "Fetch", "SetIntention", "WriteNote", "ReadNote"})
 

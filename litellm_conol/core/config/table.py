@@ -9,21 +9,23 @@ may only lower is ``narrow``. ``docs/configuration.md``'s table is generated fro
 
 from __future__ import annotations
 
-from ._discovery import DEFAULT_DISCOVERY_INTERVAL, MIN_DISCOVERY_INTERVAL
-from ._end_policy import Timing
-from ._endpoint import DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENT_POLLS
-from ._images import (
+from ..models.discovery import DEFAULT_DISCOVERY_INTERVAL, MIN_DISCOVERY_INTERVAL
+from ..protocol.end_policy import Timing
+from ..protocol.endpoint import DEFAULT_BASE_URL
+from ..request.images import (
     DEFAULT_FETCH_PORTS,
     DEFAULT_FETCH_TIMEOUT,
     DEFAULT_MAX_IMAGE_BYTES,
     DEFAULT_MAX_IMAGES,
     DEFAULT_URL_CACHE_TTL,
 )
-from ._reuse import DEFAULT_BACKOFF, DEFAULT_CAP, DEFAULT_TTL
-from ._settings import Setting
+from ..settings import Setting
+from .reuse_options import DEFAULT_BACKOFF, DEFAULT_CAP, DEFAULT_TTL
 
 _TIMING_DEFAULTS = Timing()
 
+# How many status polls may be in flight at once per event loop (client/_pool.py says why).
+DEFAULT_MAX_CONCURRENT_POLLS = 16
 MiB = 1024 * 1024
 DAY = 86400.0
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
-from ._errors import BadRequest
+from ..errors import BadRequest
 
 # The draft for a schema whose ``$schema`` jsonschema does not know (``https://json-schema.org/draft-07/schema``
 # without the ``#``, as clients write it): named explicitly, since without ``default=`` jsonschema

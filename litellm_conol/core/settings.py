@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._errors import BadRequest
+from .errors import BadRequest
 
 Scope = Literal["operator", "narrow", "request"]
 Kind = Literal["flag", "choice", "whole", "seconds", "text", "secret", "ports", "names", "structured"]

@@ -20,9 +20,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ._effort import DEFAULT_LADDER, check_ladder
-from ._errors import ModelNotFound
-from ._wire import Effort
+from ..errors import ModelNotFound
+from ..protocol.wire import Effort
+from .effort import DEFAULT_LADDER, check_ladder
 
 # The model-map fields a catalog entry may carry, with the type LiteLLM expects of each (bool before
 # int matters: a JSON ``true`` is no token count). Any other key is refused: a typo must not pass as data.

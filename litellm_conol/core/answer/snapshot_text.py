@@ -8,7 +8,7 @@ ENTRY_SEPARATOR = "\n\n"
 # --- one stream of text (the answer, or the reasoning) ------------------------------------------
 
 
-class Channel:
+class SnapshotText:
     """Text built from cumulative snapshots of several entries, streamed as suffixes.
 
     Each preview entry (keyed by stage and position) holds its latest snapshot; the channel's text

@@ -1,6 +1,6 @@
-"""The memory of recent failures (``core.FailureMemory``'s rules), keyed per request and kept where
+"""The memory of recent failures (``core.KnownFailures``'s rules), keyed per request and kept where
 the deployment's session reuse keeps its bindings: Redis shared by every worker and instance when
-one is configured, else this process's memory (``client._shared``). Agent failures are keyed per
+one is configured, else this process's memory (``reuse.shared_state``). Agent failures are keyed per
 session body, answers that never validated per request (``FailureGuard.validation``).
 
 ``CONOL_FAILURE_MEMORY_SECONDS`` (default 300; 0 turns it off) is how long a failure is remembered
@@ -22,18 +22,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from ..client import SharedState, shared_state
-from ..core import (
-    SETTINGS,
-    AgentFailed,
-    ConolRequest,
-    CreateSessionBody,
-    FailureMemory,
-    InvalidStructuredOutput,
-    Remembered,
-    failure_key,
-    setting_value,
-)
+from ..core.config.boundary import setting_value
+from ..core.config.options import ConolRequest
+from ..core.config.table import SETTINGS
+from ..core.errors import AgentFailed, InvalidStructuredOutput
+from ..core.protocol.wire import CreateSessionBody
+from .known_failures import KnownFailures, Remembered, failure_key
+from .shared_state import SharedState, shared_state
 
 DEFAULT_SECONDS: float = SETTINGS["failure_memory_seconds"].default
 FAILURE_KIND = "failure:v1"  # the record's format version: another version's workers read other keys
@@ -130,7 +125,7 @@ class FailureGuard:
         if claim is not None:
             await self.claims.take(self.request_key, claim)
 
-    def _memory(self, record: str | None) -> FailureMemory:
-        memory = FailureMemory(ttl=self.ttl)
+    def _memory(self, record: str | None) -> KnownFailures:
+        memory = KnownFailures(ttl=self.ttl)
         memory.adopt(self.request_key, record)
         return memory

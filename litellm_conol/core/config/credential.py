@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
-from ._endpoint import COOKIE_NAME
-from ._errors import MissingCredential
+from ..errors import MissingCredential
+from ..protocol.endpoint import COOKIE_NAME
 
 _MULTI_PREFIX = COOKIE_NAME + "_multi-"
 _FORBIDDEN = ("\r", "\n", ";")

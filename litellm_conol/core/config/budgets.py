@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ._end_policy import Timing
-from ._settings import Settings
+from ..protocol.end_policy import Timing
+from ..settings import Settings
 
 DEFAULT_TIMEOUT = 600.0
 

@@ -2,7 +2,7 @@
 process's memory (docs/session-reuse.md#redis-bindings-shared-by-every-worker-and-instance).
 
 Session bindings (``_bindings``), what was learnt about each upstream (``UpstreamMemory``) and the
-memory of recent failures (``provider._failure_memory``) are small JSON values with a TTL, each kind
+memory of recent failures (``reuse.failure_guard``) are small JSON values with a TTL, each kind
 under its own versioned key prefix (``litellm-conol:reuse:v2:…``): a worker of another version reads
 other keys, never a value it would misread.
 
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ._pool import close_with_loop, forget_closer
+from ..client._pool import close_with_loop, forget_closer
 
 log = logging.getLogger("litellm_conol.reuse")
 

@@ -16,9 +16,9 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ._errors import BadRequest
-from ._settings import Setting, Settings, read_settings
-from ._settings_table import SETTINGS
+from ..errors import BadRequest
+from ..settings import Setting, Settings, read_settings
+from .table import SETTINGS
 
 # LiteLLM's proxy passes a raw ``extra_body`` key on as a kwarg, and its guard descends one level;
 # an ``extra_body`` inside it is refused as deep as this, which is deeper than any reader looks.

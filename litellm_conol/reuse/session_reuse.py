@@ -16,37 +16,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..client import (
-    FollowUpRefused,
-    FollowUpStart,
-    PinnedStart,
-    SessionRun,
-    SessionStart,
-    binding_store,
-    upstream_memory,
-)
-from ..core import (
-    AgentFailed,
-    AssetRef,
+from ..client._driver import SessionRun
+from ..client._followup import FollowUpRefused, FollowUpStart, PinnedStart, SessionStart
+from ..core.config.options import ConolRequest
+from ..core.errors import AgentFailed, ConolError, RequestTimeout
+from ..core.protocol.follow_up import TurnBody
+from ..core.protocol.session_info import SessionInfo
+from ..core.protocol.turn_boundary import TurnBoundary
+from ..core.request.images import AssetRef, resolve_images, resolve_parts
+from .fingerprint import (
     Binding,
-    ConolError,
-    ConolRequest,
-    Continue,
-    RequestTimeout,
-    SessionInfo,
-    TurnBody,
-    answered_calls,
     canonical_digest,
     canonical_history,
-    resolve_images,
-    resolve_parts,
     returned_assistant,
     scope_digest,
     settings_digest,
     split_new_turn,
 )
-from ..core._turn import Ask, Fresh, bind_refusal, decide, render_turn
-from ..core._turn_boundary import TurnBoundary
+from .store import binding_store, upstream_memory
+from .turns import Ask, Continue, Fresh, answered_calls, plan_turn, render_turn, why_not_bound
 
 log = logging.getLogger("litellm_conol.reuse")
 
@@ -94,7 +82,7 @@ class Reuse:
             await self._fingerprint(split[1])
             ask = replace(ask, turn=self._turn_key, answered=answered_calls(split[1]))
             binding = await store.peek(self._history_key)  # taken below only to continue it
-        decision = decide(
+        decision = plan_turn(
             binding,
             ask,
             options=request.reuse,
@@ -246,7 +234,7 @@ class Reuse:
         if not self._options_on or run.info is None:
             return
         answer = run.assembler
-        refusal = bind_refusal(
+        refusal = why_not_bound(
             runs=len(runs),
             cut=answer.cut is not None,
             structured=self.request.output_format is not None,

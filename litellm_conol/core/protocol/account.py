@@ -46,15 +46,17 @@ def judge_auth(status: int, body: bytes, retry_after: str | None = None) -> Auth
     if not isinstance(data, dict):
         return AuthAnswer("unknown", f"HTTP 200 but the answer is a JSON {type(data).__name__}")
     if not {"session", "user"} & data.keys():
-        return AuthAnswer("unknown", f"HTTP 200 but neither session nor user in the answer ({keys_of(data)})")
+        return AuthAnswer(
+            "unknown", f"HTTP 200 but neither session nor user in the answer ({describe_json_shape(data)})"
+        )
     if not isinstance(data.get("user"), dict):
-        return AuthAnswer("dead", f"HTTP 200 but no user behind the token ({keys_of(data)})")
+        return AuthAnswer("dead", f"HTTP 200 but no user behind the token ({describe_json_shape(data)})")
     session = data.get("session")
     expires = session.get("expiresAt") if isinstance(session, dict) else None
     return AuthAnswer("alive", "alive", expires if isinstance(expires, str) else None)
 
 
-def keys_of(value: Any) -> str:
+def describe_json_shape(value: Any) -> str:
     if isinstance(value, dict):
         return "keys: " + (", ".join(sorted(map(str, value))[:12]) or "none")
     return f"a JSON {type(value).__name__}" if value is not None else "not JSON"

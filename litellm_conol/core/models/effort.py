@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from ._errors import BadRequest
-from ._wire import Effort
+from ..errors import BadRequest
+from ..protocol.wire import Effort
 
 RANKS: dict[str, int] = {
     "none": 0,

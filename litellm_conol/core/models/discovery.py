@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._catalog import Catalog, CatalogModel
-from ._settings import Settings
+from ..settings import Settings
+from .catalog import Catalog, CatalogModel
 
 EFFORT_WORDS = ("minimal", "low", "medium", "high", "xhigh", "max")  # both vocabularies, §3.2
 

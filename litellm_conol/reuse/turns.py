@@ -1,5 +1,5 @@
 """A follow-up turn on a conol session, decided without I/O: whether a request continues a bound
-session (:func:`decide`), whether a finished one may be bound (:func:`bind_refusal`), and what a
+session (:func:`plan_turn`), whether a finished one may be bound (:func:`why_not_bound`), and what a
 follow-up sends (:func:`render_turn`). Where the new turn begins in the stream: ``_turn_boundary``.
 """
 
@@ -9,13 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
-from ._errors import BadRequest
-from ._images import ImageLimits
-from ._render import render_parts, tool_calls_by_id
-from ._reuse import Binding, ReuseOptions
-from ._wire import MessagePart, TextPart
+from ..core.config.reuse_options import ReuseOptions
+from ..core.errors import BadRequest
+from ..core.protocol.wire import MessagePart, TextPart
+from ..core.request.images import ImageLimits
+from ..core.request.render import render_parts, tool_calls_by_id
+from .fingerprint import Binding
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class Ask:
     answered: frozenset[str] = frozenset()  # the tool call ids its tool results answer
 
 
-def decide(
+def plan_turn(
     binding: Binding | None,
     ask: Ask,
     *,
@@ -75,7 +74,7 @@ def decide(
     return Continue(binding, repin=changed, reattach=bool(binding.pending_turn))
 
 
-def bind_refusal(
+def why_not_bound(
     *,
     runs: int,
     cut: bool,
@@ -124,23 +123,3 @@ def render_turn(
     if not any(isinstance(part, TextPart) for part in parts):
         raise BadRequest("the new turn has no text to send (every new message is empty)")
     return parts
-
-
-class TurnBody(BaseModel):
-    """``POST /api/sessions/{id}/messages`` (docs/protocol.md#follow-up-turns): the new turn only, no source,
-    no model."""
-
-    messages: list[MessagePart]
-    timezone: str
-
-    def to_json(self) -> bytes:
-        return self.model_dump_json(by_alias=True).encode()  # an image part's ``mediaType``
-
-
-def model_bodies(model: str, effort: str | None) -> list[dict[str, Any]]:
-    """The ``/model`` calls that pin a session (docs/protocol.md#model-pinning): the model call resets the
-    effort to null, so the effort comes last."""
-    bodies: list[dict[str, Any]] = [{"agentModel": model, "agentEffort": None}]
-    if effort is not None:
-        bodies.append({"agentEffort": effort})
-    return bodies

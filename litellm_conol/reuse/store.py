@@ -20,10 +20,10 @@ import json
 import time
 from typing import Protocol
 
-from ..core import Binding, ReuseOptions
-from ..core._reuse import BINDING_FORMAT
-from ._assets import asset_cache
-from ._shared import MemoryState, RedisState, SharedState, clear_shared_state, shared_state
+from ..client._assets import asset_cache
+from ..core.config.reuse_options import ReuseOptions
+from .fingerprint import BINDING_FORMAT, Binding
+from .shared_state import MemoryState, RedisState, SharedState, clear_shared_state, shared_state
 
 # The binding format's version in every key (``core.BINDING_FORMAT``, which a change to what
 # Binding's JSON means changes): during a rolling upgrade old and new workers read different keys.

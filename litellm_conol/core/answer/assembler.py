@@ -14,9 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._channel import Channel
-from ._cutter import AnswerCutter, Cut
-from ._events import (
+from ..protocol.agent_failures import failure_error
+from ..protocol.event_fields import (
     ContextUsage,
     event_text,
     is_reasoning_delta,
@@ -24,9 +23,7 @@ from ._events import (
     read_context_usage,
     reasoning_text,
 )
-from ._failures import failure_error
-from ._render import tool_arguments
-from ._wire import (
+from ..protocol.wire import (
     AssistantEvent,
     ConolEvent,
     ContentPart,
@@ -38,6 +35,9 @@ from ._wire import (
     StreamEvent,
     ToolUse,
 )
+from ..request.render import tool_arguments
+from .cutter import AnswerCutter, Cut
+from .snapshot_text import SnapshotText
 
 REASONING_TYPES = frozenset({"thinking", "reasoning", "thought", "plan"})
 ERROR_PREVIEW = "error"  # a preview entry of this type is conol telling the user it failed (§2.5)
@@ -146,8 +146,8 @@ class Assembler:
     new_call_id: Callable[[], str] = _default_call_id
     cutter: AnswerCutter | None = None
 
-    answer: Channel = field(default_factory=Channel, init=False)
-    reasoning: Channel = field(default_factory=Channel, init=False)
+    answer: SnapshotText = field(default_factory=SnapshotText, init=False)
+    reasoning: SnapshotText = field(default_factory=SnapshotText, init=False)
     tool_calls: list[ClientToolCall] = field(default_factory=list, init=False)
     dropped_calls: list[BuiltinToolUse] = field(default_factory=list, init=False)
     withheld_calls: int = field(default=0, init=False)  # client calls beyond max_tool_calls, not returned

@@ -12,23 +12,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._boundary import flat_params, settings_of
-from ._budgets import SplitTimeout, request_timing, timeout_seconds
-from ._catalog import Catalog, CatalogModel, default_catalog
-from ._credential import session_token
-from ._cutter import AnswerLimits
-from ._discovery import Discovered
-from ._effort import choose_effort, effort_inputs, reported_ladder
-from ._end_policy import Timing
-from ._endpoint import DEFAULT_MAX_CONCURRENT_POLLS, Endpoint
-from ._errors import BadRequest, MissingCredential
-from ._images import ImageLimits, ImageSource, check_images, image_limits
-from ._render import convert_tools, render_messages
-from ._reuse import ReuseOptions, reuse_options
-from ._settings import Settings
-from ._settings_table import SETTINGS
-from ._structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
-from ._wire import CreateSessionBody, Effort, MessagePart, TextPart, ToolSpec
+from ..answer.cutter import AnswerLimits
+from ..answer.structured import OutputFormat, check_tool_schema, format_instruction, parse_response_format
+from ..errors import BadRequest, MissingCredential
+from ..models.catalog import Catalog, CatalogModel, default_catalog
+from ..models.discovery import Discovered
+from ..models.effort import choose_effort, effort_inputs, reported_ladder
+from ..protocol.end_policy import Timing
+from ..protocol.endpoint import Endpoint
+from ..protocol.wire import CreateSessionBody, Effort, MessagePart, TextPart, ToolSpec
+from ..request.images import ImageLimits, ImageSource, check_images, image_limits
+from ..request.render import convert_tools, render_messages
+from ..settings import Settings
+from .boundary import flat_params, settings_of
+from .budgets import SplitTimeout, request_timing, timeout_seconds
+from .credential import session_token
+from .reuse_options import ReuseOptions, reuse_options
+from .table import DEFAULT_MAX_CONCURRENT_POLLS, SETTINGS
 
 BuiltinMode = Literal["hide", "expose"]
 ToolValidation = Literal["repair", "error", "off"]

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote_to_bytes, urlsplit
 
-from ._catalog import CatalogModel
-from ._errors import BadRequest, ImageTypeUnsupported
-from ._settings import Settings
-from ._wire import CreateSessionBody, ImagePart, MessagePart
+from ..errors import BadRequest, ImageTypeUnsupported
+from ..models.catalog import CatalogModel
+from ..protocol.wire import CreateSessionBody, ImagePart, MessagePart
+from ..settings import Settings
 
 if TYPE_CHECKING:
-    from ._discovery import Discovered
+    from ..models.discovery import Discovered
 
 ImageFetch = Literal["off", "public"]
 

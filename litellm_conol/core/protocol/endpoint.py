@@ -7,8 +7,6 @@ from urllib.parse import urlsplit
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
 DEFAULT_BASE_URL = "https://conol.ai"
-# How many status polls may be in flight at once per event loop (client/_pool.py says why).
-DEFAULT_MAX_CONCURRENT_POLLS = 16
 
 
 @dataclass(frozen=True)
