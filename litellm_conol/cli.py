@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -30,12 +30,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .fake._runner import add_drift_argument, add_reading_arguments
-
     parser = argparse.ArgumentParser(prog="litellm-conol", description=__doc__)
     commands = parser.add_subparsers(dest="command")
     _add_serve(commands)
-    _add_fake(commands, add_drift_argument, add_reading_arguments)
+    _add_fake(commands)
     _add_models(commands)
     _add_doctor(commands)
     _add_record(commands)
@@ -65,23 +63,14 @@ def _add_serve(commands: Subcommands) -> None:
     serve.set_defaults(run=_serve)
 
 
-def _add_fake(
-    commands: Subcommands,
-    add_drift_argument: Callable[[argparse.ArgumentParser], None],
-    add_reading_arguments: Callable[[argparse.ArgumentParser], None],
-) -> None:
+def _add_fake(commands: Subcommands) -> None:
+    """The fake's own flags (the same as ``python -m litellm_conol.fake``'s), on port 8765 by default:
+    the address a person points a config or ``doctor`` at (``litellm_conol.fake.COMMAND_PORT``)."""
+    from .fake import COMMAND_PORT, add_fake_arguments, run_from_args
+
     fake = commands.add_parser("fake", help="run the fake conol server (for offline tests)")
-    fake.add_argument("--host", default="127.0.0.1", help="the address it binds")
-    fake.add_argument("--port", type=int, default=8765, help="its port")
-    fake.add_argument(
-        "--token", default=None, help="the session token it accepts (default: a fixed fake token)"
-    )
-    fake.add_argument(
-        "--default-scenario", default="hello", help="scenario for requests without a [[fake:NAME]] marker"
-    )
-    add_drift_argument(fake)
-    add_reading_arguments(fake)
-    fake.set_defaults(run=_fake)
+    add_fake_arguments(fake, default_port=COMMAND_PORT)
+    fake.set_defaults(run=run_from_args)
 
 
 def _add_models(commands: Subcommands) -> None:
@@ -127,9 +116,9 @@ def _reference(args: argparse.Namespace) -> int:
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """The package's command-line parsers, by how each is run (docs/cli.md is generated from them)."""
-    from .fake._runner import command_parser
+    from .fake import fake_command_parser
 
-    return {"litellm-conol": _parser(), "python -m litellm_conol.fake": command_parser()}
+    return {"litellm-conol": _parser(), "python -m litellm_conol.fake": fake_command_parser()}
 
 
 def _add_doctor(commands: Subcommands) -> None:
@@ -306,21 +295,6 @@ def _models(args: argparse.Namespace) -> int:
     from .ops import check_command, refresh_command
 
     return refresh_command(endpoint, Path(args.out)) if args.refresh else check_command(endpoint, models)
-
-
-def _fake(args: argparse.Namespace) -> int:
-    from .fake import run_forever
-    from .fake._runner import readings_from_args
-
-    options: dict[str, Any] = {
-        "default_scenario": args.default_scenario,
-        "drift": args.drift,
-        "readings": readings_from_args(args),
-    }
-    if args.token:
-        options["token"] = args.token
-    run_forever(host=args.host, port=args.port, **options)
-    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ Run it::
         client(base_url=fake.base_url, token=fake.token)
     async with FakeConol() as fake: ...            # on the running loop (async clients only)
     litellm-conol fake --port 8787 [--host 127.0.0.1] [--token T]   # or python -m litellm_conol.fake
+    # both take the same flags (``add_fake_arguments``); only the default port differs (8765 / 0)
     # pytest: the ``conol_fake`` / ``conol_fake_session`` fixtures (litellm_conol.pytest_plugin)
 
 Protocol: cookie ``__Secure-better-auth.session_token=<token>`` on every ``/api`` call (else 401
@@ -59,11 +60,22 @@ from __future__ import annotations
 
 from ._assets import AGENT_SERVER_KEY, EXTRA_MODELS, StoredAsset
 from ._catalog import DOWNGRADE_MODEL, KNOWN_MODELS
+from ._cli import (
+    COMMAND_PORT,
+    FREE_PORT,
+    add_fake_arguments,
+    fake_command_parser,
+    main,
+    run_from_args,
+)
+from ._cli import (
+    add_arguments as add_arguments,  # deprecated (warns when called), out of __all__, for one release
+)
 from ._expected import Expected, ExpectedToolCall, expected_from_steps
 from ._library import BUILTINS, long_text, tool_result_in
 from ._records import ConnectionRecord, EventRecord, FakeConfig, RequestRecord, SessionRecord
 from ._replay import RECORDING_FORMAT, load_recording, replay_scenario
-from ._runner import DEFAULT_TOKEN, FakeConol, add_arguments, main, run_forever, run_from_args
+from ._runner import DEFAULT_TOKEN, FakeConol, run_forever
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._server import COOKIE_NAME
 from ._steps import (
@@ -94,10 +106,12 @@ __all__ = [
     "AGENT_SERVER_KEY",
     "BUILTINS",
     "BUILTIN_TOOLS",
+    "COMMAND_PORT",
     "COOKIE_NAME",
     "DEFAULT_TOKEN",
     "DOWNGRADE_MODEL",
     "EXTRA_MODELS",
+    "FREE_PORT",
     "KNOWN_MODELS",
     "REASONING_KINDS",
     "RECORDING_FORMAT",
@@ -130,8 +144,9 @@ __all__ = [
     "Together",
     "ToolCall",
     "UserTurn",
-    "add_arguments",
+    "add_fake_arguments",
     "expected_from_steps",
+    "fake_command_parser",
     "find_marker",
     "load_recording",
     "long_text",

@@ -1,15 +1,15 @@
-"""Running the fake: ``FakeConol`` (background thread or the caller's event loop) and the CLI."""
+"""Running the fake: ``FakeConol`` (a background thread or the caller's event loop) and
+``run_forever`` (the command line's server; its flags are in ``_cli``)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -17,8 +17,7 @@ from aiohttp import web
 
 from ._assets import StoredAsset
 from ._catalog import KNOWN_MODELS
-from ._drift import DRIFTS
-from ._records import CHOICES, FakeConfig, RequestRecord, SessionRecord
+from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._scenarios import Scenario
 from ._server import COOKIE_NAME, FakeState
 
@@ -258,99 +257,6 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-# ------------------------------------------------------------------------------------------------ CLI
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``fake`` options, for ``litellm-conol fake`` and ``python -m litellm_conol.fake``."""
-    parser.add_argument("--host", default="127.0.0.1", help="the address it binds")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
-    parser.add_argument("--token", default=DEFAULT_TOKEN, help="the session token the fake accepts")
-    parser.add_argument("--ping-interval", type=float, default=1.0, help="seconds of idleness per ': ping'")
-    parser.add_argument("--default-scenario", default="hello", help="scenario for requests without a marker")
-    parser.add_argument("--list-scenarios", action="store_true", help="print the scenarios and exit")
-    add_drift_argument(parser)
-    add_reading_arguments(parser)
-
-
-def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
-    """The readings other clients report (docs/protocol.md#readings), one switch each (``FakeConfig`` says
-    more)."""
-    parser.add_argument("--framing", choices=CHOICES["framing"], default="sse", help="event stream framing")
-    parser.add_argument(
-        "--context-usage",
-        action="store_true",
-        help="events carry contextUsage",
-    )
-    parser.add_argument("--context-model", default=None, help="the modelId contextUsage reports")
-    parser.add_argument("--balance", choices=CHOICES["balance"], default="full", help="the balance answer")
-    parser.add_argument("--auth", choices=CHOICES["auth"], default="ok", help="how get-session answers")
-    parser.add_argument("--assets", choices=CHOICES["assets"], default="on", help="POST /api/assets")
-    parser.add_argument(
-        "--agent-servers",
-        choices=CHOICES["agent_servers"],
-        default="list",
-        help="the shape of GET /api/agent-servers (absent: 404)",
-    )
-    parser.add_argument(
-        "--create-model",
-        choices=CHOICES["create_model"],
-        default="honour",
-        help="whether create runs the agentModel it names (ignore: only /model pins it)",
-    )
-    parser.add_argument(
-        "--followup-status",
-        type=int,
-        default=None,
-        help="refuse every follow-up turn with this HTTP status (default: follow-ups work)",
-    )
-    parser.add_argument(
-        "--followup-stage",
-        choices=CHOICES["followup_stage"],
-        default="new",
-        help="a follow-up turn's events in new stages or appended to the previous turn's stages",
-    )
-    parser.add_argument(
-        "--followup-replayed-end",
-        choices=CHOICES["followup_replayed_end"],
-        default="none",
-        help="what ends each earlier turn a follow-up's stream replays: nothing added, done or error",
-    )
-
-
-def readings_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    names = ["framing", "context_usage", "context_model", "balance", "auth"]
-    names += ["assets", "agent_servers", "create_model", "followup_status"]
-    names += ["followup_stage", "followup_replayed_end"]
-    return {name: getattr(args, name) for name in names}
-
-
-def add_drift_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--drift",
-        default=None,
-        help="comma-separated deliberate departures from the spec, to test clients against a conol "
-        f"that changed: {', '.join(DRIFTS)}",
-    )
-
-
-def run_from_args(args: argparse.Namespace) -> int:
-    if args.list_scenarios:
-        from ._library import BUILTINS
-
-        for scenario in BUILTINS.values():
-            print(f"{scenario.name:22} {scenario.description}")
-        return 0
-    run_forever(
-        args.host,
-        args.port,
-        token=args.token,
-        ping_interval=args.ping_interval,
-        default_scenario=args.default_scenario,
-        drift=args.drift,
-        readings=readings_from_args(args),
-    )
-    return 0
-
-
 def run_forever(host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
     """Serve until SIGINT/SIGTERM, after printing ``fake conol listening on URL (token: T)``."""
     asyncio.run(_serve_forever(FakeConol(host=host, port=port, **options)))
@@ -368,16 +274,3 @@ async def _serve_forever(fake: FakeConol) -> None:
         await stop.wait()
     finally:
         await fake.astop()
-
-
-def command_parser() -> argparse.ArgumentParser:
-    """``python -m litellm_conol.fake``'s parser (docs/cli.md is generated from it)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m litellm_conol.fake", description="Run the fake conol.ai server."
-    )
-    add_arguments(parser)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_from_args(command_parser().parse_args(argv))

@@ -8,7 +8,7 @@ import threading
 
 import httpx
 
-from litellm_conol.fake import COOKIE_NAME
+from litellm_conol.fake import BUILTINS, COOKIE_NAME
 
 
 def test_cli_prints_its_address_and_serves() -> None:
@@ -27,3 +27,20 @@ def test_cli_prints_its_address_and_serves() -> None:
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+def test_both_programs_list_the_same_scenarios() -> None:
+    """``--list-scenarios`` as a process, from ``litellm-conol fake`` and ``python -m litellm_conol.fake``."""
+    programs = [
+        [sys.executable, "-m", "litellm_conol.cli", "fake"],
+        [sys.executable, "-m", "litellm_conol.fake"],
+    ]
+    outputs = [
+        subprocess.run(
+            [*program, "--list-scenarios"], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+        for program in programs
+    ]
+    expected = [f"{scenario.name:22} {scenario.description}" for scenario in BUILTINS.values()]
+    assert [output.splitlines() for output in outputs] == [expected, expected]
+    assert expected[0].startswith("hello                  thinking x3, answer x6, committed log")

@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
+from litellm_conol.fake._cli import add_reading_arguments, readings_from_args
 from litellm_conol.fake._records import FakeConfig
-from litellm_conol.fake._runner import add_reading_arguments, readings_from_args
 
 
 def parse(*argv: str) -> dict:
