@@ -34,9 +34,7 @@ from support.proxyproc import MASTER_KEY
 from support.timing import bound
 
 import litellm_conol
-from litellm_conol.fake import (
-    FakeConol,
-)
+from litellm_conol.fake import FakeConol
 
 litellm_conol.register()
 

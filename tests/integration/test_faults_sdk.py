@@ -25,19 +25,11 @@ from support.fault_matrix import (
     outcome_name,
     report_matrix,  # noqa: F401 - autouse: prints the observed matrix
 )
-from support.faults import (
-    closed_port,
-    open_fds,
-    other_tasks,
-    pool_connections,
-    settle_tasks,
-)
+from support.faults import closed_port, open_fds, other_tasks, pool_connections, settle_tasks
 from support.timing import bound
 
 import litellm_conol
-from litellm_conol.fake import (
-    FakeConol,
-)
+from litellm_conol.fake import FakeConol
 
 litellm.suppress_debug_info = True
 
