@@ -87,9 +87,9 @@ class AgentFailed(ConolError):
     low") or a failed/error session status.
 
     500, so the Router and the clients' SDKs retry it: a first failure may be transient. ``kind``
-    and ``signature`` (``_failures``) say what failed, without session ids, so a retry that fails
-    the same way can be told from one that fails differently. ``agent_message`` is conol's own text,
-    unprefixed, when conol gave one: what the classification reads.
+    and ``signature`` (``core/protocol/agent_failures.py``) say what failed, without session ids, so
+    a retry that fails the same way can be told from one that fails differently. ``agent_message``
+    is conol's own text, unprefixed, when conol gave one: what the classification reads.
     """
 
     status = 500
@@ -151,8 +151,8 @@ class InvalidStructuredOutput(ConolError):
     and, from a provider, disables fallbacks. Cooldowns count it only where a model group has
     several deployments, as for any upstream failure.
 
-    The failure memory (``_failures``) keeps it like an unexplained agent failure: the same request
-    failing validation again within its window is deterministic (still 502, with
+    The failure memory (``reuse/known_failures.py``) keeps it like an unexplained agent failure:
+    the same request failing validation again within its window is deterministic (still 502, with
     ``x-should-retry: false``), and later identical requests are refused without a session.
     """
 

@@ -4,7 +4,8 @@ Each :class:`Setting` says its name, kind, default, range or choices, environmen
 one-line doc and its **scope** (``docs/configuration.md#who-sets-what``):
 
 * ``operator`` — the deployment's ``litellm_params`` or the environment only: where the proxy
-  connects, what it may fetch and spend. A request body that names one is refused (``_boundary``).
+  connects, what it may fetch and spend. A request body that names one is refused
+  (``core/config/boundary.py``).
 * ``narrow`` — a caller may tighten the operator's value, never widen it.
 * ``request`` — the caller's to choose.
 

@@ -197,7 +197,7 @@ BINDING_FORMAT = 2  # a stored binding of another format is no binding (a rollin
 @dataclass(frozen=True)
 class Binding:
     """A conol session that holds a known history: where to continue, how it is set, and where its
-    history ended (``stages``: every stage id and its log digests, ``_turn_boundary``)."""
+    history ended (``stages``: every stage id and its log digests, ``core/protocol/turn_boundary.py``)."""
 
     session_id: str
     model: str  # as requested: a request asking for another model is another session (or a re-pin)

@@ -1,7 +1,7 @@
 """Small state shared by every worker and instance: Redis when the deployment names one, else this
 process's memory (docs/session-reuse.md#redis-bindings-shared-by-every-worker-and-instance).
 
-Session bindings (``_bindings``), what was learnt about each upstream (``UpstreamMemory``) and the
+Session bindings (``store``), what was learnt about each upstream (``UpstreamMemory``) and the
 memory of recent failures (``reuse.failure_guard``) are small JSON values with a TTL, each kind
 under its own versioned key prefix (``litellm-conol:reuse:v2:…``): a worker of another version reads
 other keys, never a value it would misread.

@@ -9,8 +9,8 @@ reads it, the request decides (the model may have changed: then it starts a new 
 binding stays for the history's next request), and only to continue does it ``take`` it, which
 removes the binding only if it is still the one peeked (atomic in Redis: a Lua script). Two
 concurrent requests for the same history never both continue one session: the second's take fails
-and it starts its own. Redis settings are LiteLLM's router's (``core.redis_url``); storage and its
-fallback to memory: ``_shared``.
+and it starts its own. Redis settings are LiteLLM's router's (``core/config/reuse_options.py``);
+storage and its fallback to memory: ``shared_state``.
 """
 
 from __future__ import annotations

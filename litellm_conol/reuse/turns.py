@@ -1,6 +1,7 @@
 """A follow-up turn on a conol session, decided without I/O: whether a request continues a bound
 session (:func:`plan_turn`), whether a finished one may be bound (:func:`why_not_bound`), and what a
-follow-up sends (:func:`render_turn`). Where the new turn begins in the stream: ``_turn_boundary``.
+follow-up sends (:func:`render_turn`). Where the new turn begins in the stream:
+``core/protocol/turn_boundary.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one effort mapping (core/_effort): both vocabularies, every input form, caps and ladders."""
+"""The one effort mapping (core/models/effort): both vocabularies, every input form, caps and ladders."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agent failures, classified (core/_failures) and remembered (KnownFailures), and what LiteLLM's
+"""Agent failures, classified (core/protocol/agent_failures) and remembered (KnownFailures), and what LiteLLM's
 exception mapping and the Router make of each class."""
 
 from __future__ import annotations

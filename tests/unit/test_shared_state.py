@@ -1,6 +1,6 @@
-"""The state workers share (client/_shared, without a server: its memory form and how a Redis client is
+"""The state workers share (reuse/shared_state, without a server: its memory form and how a Redis client is
 made), the Redis URL the settings build, a failure record's JSON, and the guard that lets one of several
-identical requests find out at a time (provider/_failure_memory, on memory). Against a real
+identical requests find out at a time (reuse/failure_guard, on memory). Against a real
 redis-server: tests/integration/test_redis_state.py."""
 
 from __future__ import annotations

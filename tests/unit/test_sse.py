@@ -1,4 +1,4 @@
-"""The bytes SSE decoder (``_sse.SSEDecoder``) and the piece coalescing the driver does on bursts.
+"""The bytes SSE decoder (``core/protocol/sse.py``: ``SSEDecoder``) and the piece coalescing the driver does on bursts.
 
 The decoder must give exactly what a text SSE decoder gives (httpx_sse, the reference here) for any
 split of the same stream into reads, with every line ending the spec allows.

@@ -1,5 +1,5 @@
 """The structured-output core on plain strings: formats, the instruction, extraction, validation,
-tool arguments and the repair messages (``litellm_conol._structured``), plus the options."""
+tool arguments and the repair messages (``litellm_conol.core.answer.structured``), plus the options."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tool hygiene (core/_tool_hygiene): deferred tools are not sent to conol, and conol's input_schema
+"""Tool hygiene (core/request/tool_hygiene): deferred tools are not sent to conol, and conol's input_schema
 holds JSON Schema keywords only."""
 
 from __future__ import annotations

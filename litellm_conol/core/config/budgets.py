@@ -1,4 +1,4 @@
-"""The time budgets of a request, from its settings (``_settings_table``), and its overall timeout."""
+"""The time budgets of a request, from its settings (``core/config/table.py``), and its overall timeout."""
 
 from __future__ import annotations
 

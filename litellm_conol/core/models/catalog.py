@@ -46,7 +46,8 @@ class CatalogModel:
     # the model-map fields of INFO_FIELDS, as (name, value) pairs: hashable, like the rest of the entry
     info: tuple[tuple[str, Any], ...] = ()
     # the model's effort ladder as discovery reported it (``efforts`` in a refreshed catalog file);
-    # ``_options._effort_ladder`` (via ``reported_ladder``) turns it into conol's words for the clamp
+    # ``_effort_ladder`` in ``core/config/options.py`` (via ``reported_ladder``) turns it into
+    # conol's words for the clamp
     efforts: tuple[str, ...] | None = None
 
     def model_info(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 # Both effort vocabularies (low…max and minimal…xhigh, docs/protocol.md#effort-words): a ladder in
-# models.json may use either; what a request asks for is mapped onto it in ``_effort``.
+# models.json may use either; what a request asks for is mapped onto it in ``core/models/effort.py``.
 Effort = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
 
 
@@ -27,7 +27,8 @@ class TextPart(BaseModel):
 
 class ImagePart(BaseModel):
     """An uploaded image in a turn (docs/protocol.md#assets): ``content`` is ``/api/assets/<id>``; while the
-    request is rendered and not yet uploaded, a pending name (``_images.PENDING_PREFIX`` + key)."""
+    request is rendered and not yet uploaded, a pending name (``PENDING_PREFIX`` + key, in
+    ``core/request/images.py``)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -137,7 +138,7 @@ class Stage(_Lenient):
 
 
 # Fields other clients read off conol's events (docs/protocol.md#stream) are declared ``Any``: a value of an
-# unexpected type then costs nothing but itself (``_events.py`` reads them), never the event it rides on.
+# unexpected type then costs nothing but itself (``event_fields`` reads them), never the event it rides on.
 
 
 class HistoryDelta(_Lenient):

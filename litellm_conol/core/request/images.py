@@ -3,8 +3,9 @@
 conol sees an image only as an uploaded asset (``POST /api/assets``, then a part
 ``{"type": "image", "content": "/api/assets/<id>", "mediaType": …}``). Rendering cannot upload, so an
 image becomes an :class:`ImageSource` (the bytes of a ``data:`` URL, or an ``http(s)`` URL the
-deployment allows fetching) and a pending :class:`~._wire.ImagePart` naming it by content hash; the
-client uploads and :func:`resolve_images` fills the asset paths in before the session is created.
+deployment allows fetching) and a pending
+:class:`~litellm_conol.core.protocol.wire.ImagePart` naming it by content hash; the client uploads
+and :func:`resolve_images` fills the asset paths in before the session is created.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def _part_text(part: Any, where: str) -> str:
 
 def convert_tools(tools: Sequence[Any] | None) -> list[ToolSpec]:
     """OpenAI- or Anthropic-format tool definitions → conol's Anthropic format, validated; deferred
-    tools left out and schemas cut to JSON Schema keywords (``_tool_hygiene``)."""
+    tools left out and schemas cut to JSON Schema keywords (``core/request/tool_hygiene.py``)."""
     specs: list[ToolSpec] = []
     seen: set[str] = set()
     for index, tool in enumerate(tools or ()):
