@@ -103,8 +103,8 @@ _DONE_EVENT = b'"type":"done"'
 
 async def receive_only(spec: dict[str, Any], messages: list[dict[str, str]]) -> None:
     """Create the session and read its event stream's bytes up to the ``done`` event, no decoding."""
-    from litellm_conol.client._pool import shared_client
-    from litellm_conol.client._transport import Transport
+    from litellm_conol.client.pool import shared_client
+    from litellm_conol.client.transport import Transport
     from litellm_conol.core.config.options import build_request
 
     request = build_request(

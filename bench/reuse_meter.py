@@ -4,7 +4,7 @@
   ``/model``), as compact JSON, from the fake's request records.
 * **Bytes received**: the body of every event-stream response (``GET …/messages``) as the client's
   transport reads it, counted in the client process where the transport hands the body's chunks to
-  the SSE decoder (``client._transport.body_chunks``, wrapped while the benchmark runs): HTTP
+  the SSE decoder (``client.transport.body_chunks``, wrapped while the benchmark runs): HTTP
   framing removed, nothing decoded (the stream is never compressed: the client asks for identity).
   It is what the client reads, reconnects and replays included, not what the fake wrote (a stream
   the client drops at the end of the answer may have bytes in flight that were never read).
@@ -139,7 +139,7 @@ class StreamMeter:
 @contextmanager
 def metered(meter: StreamMeter) -> Iterator[StreamMeter]:
     """``meter`` counts every event stream the client opens meanwhile."""
-    from litellm_conol.client import _transport
+    from litellm_conol.client import transport as _transport
 
     original = _transport.body_chunks  # type: ignore[attr-defined]
     _transport.body_chunks = meter.wrap(original)  # type: ignore[attr-defined,assignment]

@@ -37,7 +37,7 @@ PASSES = 20  # offline passes over each turn's bytes; the fastest counts
 # (label, file fragment, function name): where a follow-up turn's CPU goes, outermost first
 ENTRY_POINTS = (
     ("LiteLLM's `acompletion`: the whole turn", "/litellm/main.py", "acompletion"),
-    ("- our handler (`provider/_handler.py` `acompletion`)", "/provider/_handler.py", "acompletion"),
+    ("- our handler (`provider/handler.py` `acompletion`)", "/provider/handler.py", "acompletion"),
     ("-- request options (`build_request`)", "/core/config/options.py", "build_request"),
     (
         "--- tools' JSON Schemas checked (`check_tool_schema`: jsonschema)",
@@ -48,13 +48,13 @@ ENTRY_POINTS = (
     ("-- the new turn rendered (`render_turn`)", "/reuse/turns.py", "render_turn"),
     (
         "-- usage estimated (`turn_usage_of`: LiteLLM's token_counter)",
-        "/provider/_chunks.py",
+        "/provider/chunks.py",
         "turn_usage_of",
     ),
-    ("-- every event of the stream handled (`SessionRun._handle`)", "/client/_driver.py", "_handle"),
+    ("-- every event of the stream handled (`SessionRun._handle`)", "/client/driver.py", "_handle"),
     ("--- SSE split (`SSEDecoder.feed`)", "/core/protocol/sse.py", "feed"),
     ("--- event parse (`parse_event`: pydantic validate_json)", "/core/protocol/wire.py", "parse_event"),
-    ("--- turn boundary (`SessionRun._this_turn`)", "/client/_driver.py", "_this_turn"),
+    ("--- turn boundary (`SessionRun._this_turn`)", "/client/driver.py", "_this_turn"),
     ("--- assembler (`Assembler.feed`)", "/core/answer/assembler.py", "feed"),
 )
 OWNERS = (
@@ -65,8 +65,8 @@ OWNERS = (
     ),
     ("ours: turn boundary (reuse/turns.py)", ("/litellm_conol/reuse/turns.py",)),
     (
-        "ours: driver (client/_driver.py, _inbox.py)",
-        ("/litellm_conol/client/_driver.py", "/client/_inbox.py"),
+        "ours: driver (client/driver.py, inbox.py)",
+        ("/litellm_conol/client/driver.py", "/client/inbox.py"),
     ),
     ("ours: everything else", ("/litellm_conol/",)),
     ("jsonschema (with referencing, attrs)", ("/jsonschema/", "/referencing/", "/attr/", "/rpds/")),

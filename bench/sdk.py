@@ -237,8 +237,8 @@ class Sdk:
         """Connections in our shared client's pool (openai's pool is LiteLLM's, not counted)."""
         if self.provider == "openai":
             return None
-        from litellm_conol.client._aiohttp import pooled_connections
-        from litellm_conol.client._pool import shared_client
+        from litellm_conol.client.aiohttp_stream import pooled_connections
+        from litellm_conol.client.pool import shared_client
 
         return pooled_connections(shared_client())
 

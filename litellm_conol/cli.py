@@ -205,7 +205,7 @@ def _doctor(args: argparse.Namespace) -> int:
     import asyncio
     import time
 
-    from .client._pool import shared_client
+    from .client.pool import shared_client
     from .core.config.options import configured_catalog
     from .core.errors import ConolError
     from .ops import DoctorSettings, report_json, report_text, run_doctor, run_reuse_doctor
@@ -243,7 +243,7 @@ def _record(args: argparse.Namespace) -> int:
     import asyncio
     import json
 
-    from .client._pool import shared_client
+    from .client.pool import shared_client
     from .core.config.options import configured_catalog
     from .core.errors import ConolError
     from .core.models.effort import map_effort

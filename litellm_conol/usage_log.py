@@ -24,8 +24,8 @@ from __future__ import annotations
 
 # The implementation lives in the provider layer (the only one that imports LiteLLM); this module
 # keeps the path proxy configs name.
-from .provider._usage_logger import ENV_USAGE_LOG as ENV_USAGE_LOG
-from .provider._usage_logger import UsageLogger as UsageLogger
-from .provider._usage_logger import conol_fields as conol_fields
-from .provider._usage_logger import usage_logger as usage_logger
-from .provider._usage_logger import usage_record as usage_record
+from .provider.usage_logger import ENV_USAGE_LOG as ENV_USAGE_LOG
+from .provider.usage_logger import UsageLogger as UsageLogger
+from .provider.usage_logger import conol_fields as conol_fields
+from .provider.usage_logger import usage_logger as usage_logger
+from .provider.usage_logger import usage_record as usage_record

@@ -2,6 +2,6 @@
 error classification, the driver that runs one session, follow-up turns, image uploads and fetches,
 discovery, and the recording transport. Modules import each other by path; nothing is re-exported.
 
-It imports LiteLLM in one private module only (``_aiohttp``: LiteLLM's aiohttp pool and its fast
+It imports LiteLLM in one private module only (``aiohttp_stream``: LiteLLM's aiohttp pool and its fast
 path), which import-linter enforces.
 """

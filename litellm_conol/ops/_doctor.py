@@ -25,9 +25,9 @@ from typing import Any
 
 import httpx
 
-from ..client._driver import SessionRun
-from ..client._recording import RecordingTransport
-from ..client._transport import Transport
+from ..client.driver import SessionRun
+from ..client.recording import RecordingTransport
+from ..client.transport import Transport
 from ..core.answer.assembler import Assembler
 from ..core.errors import ConolError, UpstreamError
 from ..core.models.catalog import CatalogModel

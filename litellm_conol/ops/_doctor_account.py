@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from ..client._transport import Transport
+from ..client.transport import Transport
 from ..core.errors import ConolError
 from ..core.protocol.account import describe_json_shape, judge_auth, read_balance
 from ._doctor_judge import Check

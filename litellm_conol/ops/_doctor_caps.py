@@ -11,8 +11,8 @@ import time
 
 import httpx
 
-from ..client._assets import upload_asset
-from ..client._discovery import fetch_agent_servers
+from ..client.assets import upload_asset
+from ..client.discovery import fetch_agent_servers
 from ..core.errors import ConolError
 from ..core.protocol.endpoint import Endpoint
 from ._doctor_judge import Check

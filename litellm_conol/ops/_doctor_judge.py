@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..client._recording import RecordingTransport
+from ..client.recording import RecordingTransport
 from ..core.answer.assembler import REASONING_TYPES, Assembler
 from ..core.errors import ConolError
 from ..core.protocol.event_fields import reported_model

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..client._driver import SessionRun
-from ..client._followup import FollowUpRefused, FollowUpStart
-from ..client._transport import Transport
+from ..client.driver import SessionRun
+from ..client.followup import FollowUpRefused, FollowUpStart
+from ..client.transport import Transport
 from ..core.answer.assembler import Assembler
 from ..core.errors import ConolError
 from ..core.models.catalog import CatalogModel

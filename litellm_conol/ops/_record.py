@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from ..client._driver import SessionRun
-from ..client._recording import RecordingTransport
+from ..client.driver import SessionRun
+from ..client.recording import RecordingTransport
 from ..core.answer.assembler import Assembler
 from ..core.errors import ConolError
 from ..core.protocol.endpoint import Endpoint

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from ..client._discovery import fetch_agent_servers
-from ..client._pool import shared_client
+from ..client.discovery import fetch_agent_servers
+from ..client.pool import shared_client
 from ..core.errors import ConolError
 from ..core.models.catalog import Catalog, CatalogModel, load_catalog
 from ..core.models.discovery import catalog_diff, catalog_json, discovered_catalog

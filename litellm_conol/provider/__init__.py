@@ -4,7 +4,7 @@ the one LiteLLM patch (``_params_patch``)."""
 
 from __future__ import annotations
 
-from ._handler import ConolLLM as ConolLLM
-from ._handler import conol_llm as conol_llm
-from ._params_patch import PROVIDER as PROVIDER
-from ._registration import register as register
+from .handler import ConolLLM as ConolLLM
+from .handler import conol_llm as conol_llm
+from .params_patch import PROVIDER as PROVIDER
+from .registration import register as register

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..client._driver import SessionRun
-from ..client._followup import FollowUpRefused, FollowUpStart, PinnedStart, SessionStart
+from ..client.driver import SessionRun
+from ..client.followup import FollowUpRefused, FollowUpStart, PinnedStart, SessionStart
 from ..core.config.options import ConolRequest
 from ..core.errors import AgentFailed, ConolError, RequestTimeout
 from ..core.protocol.follow_up import TurnBody

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..client._pool import close_with_loop, forget_closer
+from ..client.pool import close_with_loop, forget_closer
 
 log = logging.getLogger("litellm_conol.reuse")
 

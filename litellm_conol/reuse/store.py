@@ -20,7 +20,7 @@ import json
 import time
 from typing import Protocol
 
-from ..client._assets import asset_cache
+from ..client.assets import asset_cache
 from ..core.config.reuse_options import ReuseOptions
 from .fingerprint import BINDING_FORMAT, Binding
 from .shared_state import MemoryState, RedisState, SharedState, clear_shared_state, shared_state

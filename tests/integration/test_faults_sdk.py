@@ -296,7 +296,7 @@ FAILS_AS = {
 
 @pytest.mark.timeout(180)
 async def test_no_fd_task_or_connection_growth_after_1000_requests(fault_fake):
-    from litellm_conol.client._pool import shared_client
+    from litellm_conol.client.pool import shared_client
 
     semaphore = asyncio.Semaphore(20)
     kinds = ["quick"] * 8 + ["quick-stream"] * 8 + ["http_500", "error", "stall", "quick-stream"]

@@ -1,4 +1,4 @@
-"""The image fetcher (client/_fetch.py, ``image_fetch: public``) against local servers: what it fetches,
+"""The image fetcher (client/fetch.py, ``image_fetch: public``) against local servers: what it fetches,
 and the SSRF cases it refuses before any connection (the request never leaves the machine).
 
 Loopback stands in for both sides: 127.0.0.2 plays a public image host (the test's ``allowed`` policy
@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from litellm_conol import BadRequest, ImageTooLarge, ImageTypeUnsupported
-from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.client.fetch import ImageFetcher
 from litellm_conol.core.request.addresses import is_public
 
 pytestmark = pytest.mark.timeout(30)

@@ -14,8 +14,8 @@ import litellm
 import pytest
 
 import litellm_conol
-from litellm_conol.client._assets import asset_cache
-from litellm_conol.client._discovery import discovery_cache
+from litellm_conol.client.assets import asset_cache
+from litellm_conol.client.discovery import discovery_cache
 from litellm_conol.core.protocol.endpoint import Endpoint
 from litellm_conol.core.request.images import AssetRef
 from litellm_conol.fake import AGENT_SERVER_KEY, FakeConol

@@ -12,7 +12,7 @@ import pytest
 import litellm_conol.core.models
 from litellm_conol.core.models.catalog import INFO_FIELDS, default_catalog, load_catalog
 from litellm_conol.fake import BUILTINS
-from litellm_conol.provider._model_map import model_map_entries
+from litellm_conol.provider.model_map import model_map_entries
 
 litellm_conol.register()
 pytestmark = pytest.mark.timeout(60)

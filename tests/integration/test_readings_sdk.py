@@ -11,8 +11,8 @@ import pytest
 
 import litellm_conol
 from litellm_conol import AuthenticationFailed, UpstreamError
-from litellm_conol.client._pool import shared_client
-from litellm_conol.client._transport import Transport
+from litellm_conol.client.pool import shared_client
+from litellm_conol.client.transport import Transport
 from litellm_conol.core.protocol.endpoint import COOKIE_NAME, Endpoint
 from litellm_conol.fake import BUILTINS, FakeConol
 from litellm_conol.fake._library import CREDIT_ERROR

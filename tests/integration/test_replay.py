@@ -195,7 +195,7 @@ def test_record_without_a_session_fails_cleanly(conol_fake, tmp_path, capsys):
 async def test_the_recording_keeps_sse_lines_split_across_chunks_whole():
     import httpx
 
-    from litellm_conol.client._recording import RecordingTransport
+    from litellm_conol.client.recording import RecordingTransport
     from litellm_conol.core.protocol.endpoint import Endpoint
 
     async def chunks():

@@ -15,7 +15,7 @@ from support.redisproc import RedisServer, require_redis_server
 
 import litellm_conol
 from litellm_conol.fake import FakeConol
-from litellm_conol.provider._sync import close_background_loop
+from litellm_conol.provider.sync import close_background_loop
 from litellm_conol.reuse.shared_state import close_redis_clients
 from litellm_conol.reuse.store import clear_stores
 

@@ -16,7 +16,7 @@ from support.weather import OPENAI_TOOL as WEATHER
 
 import litellm_conol
 from litellm_conol.fake import Done, FakeConol, Preview, Scenario, ScenarioContext, SetStatus
-from litellm_conol.provider._usage_fields import USAGE_FIELDS_KEY
+from litellm_conol.provider.usage_fields import USAGE_FIELDS_KEY
 from litellm_conol.reuse.store import clear_stores
 
 litellm.suppress_debug_info = True

@@ -316,7 +316,7 @@ async def test_closing_the_stream_early_closes_the_upstream_stream(kw, conol_fak
 
 
 async def test_connections_are_reused_across_requests(kw):
-    from litellm_conol.client._pool import shared_client
+    from litellm_conol.client.pool import shared_client
 
     await litellm.acompletion(**ask("[[fake:done]]"), **kw)
     client = shared_client()
@@ -326,8 +326,8 @@ async def test_connections_are_reused_across_requests(kw):
 
 def test_the_shared_client_closes_with_its_event_loop(kw):
     """Code that runs ``asyncio.run`` per request leaves no pooled connections behind."""
-    from litellm_conol.client._aiohttp import pooled_connections
-    from litellm_conol.client._pool import shared_client
+    from litellm_conol.client.aiohttp_stream import pooled_connections
+    from litellm_conol.client.pool import shared_client
 
     async def one_request():
         response = await litellm.acompletion(**ask("[[fake:done]]"), **kw)

@@ -21,8 +21,8 @@ from support.echoes import SECRET
 from support.faults import closed_port
 
 import litellm_conol
-from litellm_conol.client._driver import SessionRun
-from litellm_conol.client._transport import EventStream, Transport
+from litellm_conol.client.driver import SessionRun
+from litellm_conol.client.transport import EventStream, Transport
 from litellm_conol.core import errors as _errors
 from litellm_conol.core.answer.assembler import Assembler
 from litellm_conol.core.config.options import build_request

@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 from support.timing import bound
 
-from litellm_conol.client._aiohttp import aiohttp_response_of
-from litellm_conol.client._pool import shared_client
-from litellm_conol.client._transport import Transport
+from litellm_conol.client.aiohttp_stream import aiohttp_response_of
+from litellm_conol.client.pool import shared_client
+from litellm_conol.client.transport import Transport
 from litellm_conol.core.config.options import build_request
 from litellm_conol.fake import BUILTINS
 

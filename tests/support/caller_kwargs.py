@@ -86,7 +86,7 @@ def identity_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _recording_class() -> Any:
-    from litellm_conol.provider._handler import ConolLLM
+    from litellm_conol.provider.handler import ConolLLM
 
     class RecordingLLM(ConolLLM):  # type: ignore[misc]
         """The conol handler, appending the identity part of each call's kwargs to ``$CALLER_KWARGS_OUT``."""

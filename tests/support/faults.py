@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import yaml
 
-from litellm_conol.client._aiohttp import pooled_connections
+from litellm_conol.client.aiohttp_stream import pooled_connections
 from litellm_conol.fake import FakeConol
 from support.paths import ROOT, TESTS
 from support.proxyproc import MASTER_KEY, ProxyProcess
@@ -184,7 +184,7 @@ def pool_connections(client: httpx.AsyncClient) -> int:
     """Connections held by the client's pool (aiohttp's or httpcore's)."""
     count = pooled_connections(client)
     assert count is not None, (
-        "the pool's internals moved: update litellm_conol.client._aiohttp.pooled_connections"
+        "the pool's internals moved: update litellm_conol.client.aiohttp_stream.pooled_connections"
     )
     return count
 

@@ -1,4 +1,4 @@
-"""The LiteLLM/aiohttp internals ``litellm_conol/client/_aiohttp.py`` relies on are where it looks.
+"""The LiteLLM/aiohttp internals ``litellm_conol/client/aiohttp_stream.py`` relies on are where it looks.
 
 If a LiteLLM release moves them, the fast path silently degrades to plain httpx (slower, still
 correct); these tests make that move loud instead. No socket is opened: the response stream is
@@ -13,7 +13,7 @@ import httpx
 import pytest
 from litellm.llms.custom_httpx import aiohttp_transport
 
-from litellm_conol.client._aiohttp import aiohttp_response_of, litellm_transport, pooled_connections
+from litellm_conol.client.aiohttp_stream import aiohttp_response_of, litellm_transport, pooled_connections
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""Uploading images (client/_assets.py) over an in-memory transport: the request, the typed errors, the
+"""Uploading images (client/assets.py) over an in-memory transport: the request, the typed errors, the
 cache by content hash and account, and that the token is in no error or cache key."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from litellm_conol import BadRequest, ImageTooLarge, ImageTypeUnsupported, UpstreamError, UpstreamUnavailable
-from litellm_conol.client._assets import AssetCache, upload_asset, upload_images
+from litellm_conol.client.assets import AssetCache, upload_asset, upload_images
 from litellm_conol.core.protocol.endpoint import Endpoint
 from litellm_conol.core.request.images import AssetRef, ImageLimits, ImageSource, content_key
 

@@ -1,4 +1,4 @@
-"""Who is calling (provider/_caller.py), read from what a real LiteLLM proxy passed our handler on
+"""Who is calling (provider/caller.py), read from what a real LiteLLM proxy passed our handler on
 each route (tests/fixtures/litellm/caller_kwargs.json, recorded by tests/support/caller_kwargs.py),
 and the scopes that identity keys: bindings, uploaded images, the failure memory."""
 
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from support.caller_kwargs import FIXTURE, FORGED
 
-from litellm_conol.client._assets import AssetCache
+from litellm_conol.client.assets import AssetCache
 from litellm_conol.core.protocol.endpoint import Endpoint
 from litellm_conol.core.request.images import AssetRef
-from litellm_conol.provider._caller import Caller, auth_metadata_name, caller_of
-from litellm_conol.provider._handler import _request
+from litellm_conol.provider.caller import Caller, auth_metadata_name, caller_of
+from litellm_conol.provider.handler import _request
 from litellm_conol.reuse.fingerprint import scope_digest
 from litellm_conol.reuse.known_failures import failure_key
 

@@ -1,4 +1,4 @@
-"""The discovery client and its run-time cache (client/_discovery.py) over an in-memory transport: what
+"""The discovery client and its run-time cache (client/discovery.py) over an in-memory transport: what
 each answer becomes, that a refresh never makes the request wait, that failure fails open, and that
 a server's apiKey is in no error, log line or kept object."""
 
@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from litellm_conol import UpstreamError
-from litellm_conol.client._discovery import DiscoveryCache, fetch_agent_servers
+from litellm_conol.client.discovery import DiscoveryCache, fetch_agent_servers
 from litellm_conol.core.protocol.endpoint import Endpoint
 
 SECRET = "agent-server-key-do-not-leak-42"

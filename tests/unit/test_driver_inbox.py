@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from support.timing import bound
 
-from litellm_conol.client._inbox import _Event, _Inbox, _Status
+from litellm_conol.client.inbox import _Event, _Inbox, _Status
 
 pytestmark = pytest.mark.timeout(10)
 

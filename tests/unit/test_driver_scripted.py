@@ -27,7 +27,7 @@ from litellm_conol import (
     UpstreamError,
     UpstreamUnavailable,
 )
-from litellm_conol.client._driver import SessionRun
+from litellm_conol.client.driver import SessionRun
 from litellm_conol.core.answer.assembler import Assembler, TextDelta
 from litellm_conol.core.protocol.end_policy import Timing
 from litellm_conol.core.protocol.endpoint import Endpoint

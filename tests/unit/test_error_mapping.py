@@ -28,7 +28,7 @@ from litellm_conol import (
     UpstreamError,
     UpstreamUnavailable,
 )
-from litellm_conol.client._http_errors import error_for_response, error_for_transport
+from litellm_conol.client.http_errors import error_for_response, error_for_transport
 
 pytestmark = pytest.mark.timeout(30)
 

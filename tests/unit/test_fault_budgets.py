@@ -8,8 +8,8 @@ import pytest
 from support.chat import MODEL
 
 import litellm_conol
-from litellm_conol.client._http_errors import error_for_response
-from litellm_conol.client._transport import _parse_created
+from litellm_conol.client.http_errors import error_for_response
+from litellm_conol.client.transport import _parse_created
 from litellm_conol.core.config.options import build_request
 from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, GiveUp, Poll, Timing, WaitUntil
 

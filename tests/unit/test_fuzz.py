@@ -26,7 +26,7 @@ from litellm_conol.core.answer.assembler import (
     TextDelta,
 )
 from litellm_conol.core.protocol.wire import parse_event
-from litellm_conol.provider._chunks import ChunkMaker
+from litellm_conol.provider.chunks import ChunkMaker
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -1,4 +1,4 @@
-"""The address check of image fetching (core/request/addresses.py, client/_fetch.py): our own table of refused
+"""The address check of image fetching (core/request/addresses.py, client/fetch.py): our own table of refused
 ranges, over every spelling of an address a URL can carry, and the allowed ports.
 
 No name is resolved: the fetcher gets a resolver that mimics getaddrinfo's acceptance of numeric hosts
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litellm_conol import BadRequest
-from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.client.fetch import ImageFetcher
 from litellm_conol.core.request.addresses import is_public
 
 EXAMPLES = int(os.environ.get("CONOL_FUZZ_EXAMPLES", "150"))

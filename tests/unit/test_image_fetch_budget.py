@@ -1,4 +1,4 @@
-"""A request's image fetches (client/_assets.py driving client/_fetch.py), over in-memory transports and
+"""A request's image fetches (client/assets.py driving client/fetch.py), over in-memory transports and
 injected resolvers: they run a few at a time under ONE budget for the whole request, and a fetched
 URL's asset is remembered for ``url_cache_ttl`` seconds only (an injected clock, no sleeping on it)."""
 
@@ -13,8 +13,8 @@ import pytest
 from support.timing import bound
 
 from litellm_conol import BadRequest
-from litellm_conol.client._assets import AssetCache, upload_images
-from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.client.assets import AssetCache, upload_images
+from litellm_conol.client.fetch import ImageFetcher
 from litellm_conol.core.protocol.endpoint import Endpoint
 from litellm_conol.core.request.images import ImageLimits, ImageSource
 

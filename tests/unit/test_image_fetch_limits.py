@@ -1,4 +1,4 @@
-"""What one image fetch (client/_fetch.py) costs the proxy at most, over in-memory transports and
+"""What one image fetch (client/fetch.py) costs the proxy at most, over in-memory transports and
 injected resolvers: raw reads (a compression bomb stays small), the refusal that says nothing of the
 address, signature sniffing, and lookups in threads of their own. The per-request budget and the URL
 cache: test_image_fetch_budget.py."""
@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from litellm_conol import BadRequest, ImageTypeUnsupported
-from litellm_conol.client import _fetch as fetch_module
-from litellm_conol.client._fetch import ImageFetcher
+from litellm_conol.client import fetch as fetch_module
+from litellm_conol.client.fetch import ImageFetcher
 from litellm_conol.core.protocol.endpoint import Endpoint
 
 pytestmark = pytest.mark.timeout(60)

@@ -1,4 +1,4 @@
-"""The LiteLLM internals ``provider/_litellm_compat.py`` reads and patches are where it looks.
+"""The LiteLLM internals ``provider/litellm_compat.py`` reads and patches are where it looks.
 
 A LiteLLM release that moves one of them fails here, by name, instead of somewhere downstream as a
 refused ``reasoning_effort`` or an unknown price.
@@ -14,7 +14,7 @@ import litellm.utils
 import pytest
 
 import litellm_conol
-from litellm_conol.provider import _litellm_compat as compat
+from litellm_conol.provider import litellm_compat as compat
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""The one LiteLLM patch (``provider/_params_patch.py``): on LiteLLM's call path for ``conol``, and a
+"""The one LiteLLM patch (``provider/params_patch.py``): on LiteLLM's call path for ``conol``, and a
 pass-through for every other provider (same results, same errors)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from litellm.types.utils import ModelResponse
 from litellm.utils import UnsupportedParamsError
 
 import litellm_conol
-from litellm_conol.provider import _params_patch
-from litellm_conol.provider._handler import ConolLLM
+from litellm_conol.provider import params_patch as _params_patch
+from litellm_conol.provider.handler import ConolLLM
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from litellm_conol.provider._usage_fields import USAGE_FIELDS_KEY, request_fields
+from litellm_conol.provider.usage_fields import USAGE_FIELDS_KEY, request_fields
 from litellm_conol.usage_log import usage_record
 
 METADATA = {
@@ -107,7 +107,7 @@ def test_a_line_takes_the_noted_fields_so_a_later_line_of_the_same_call_counts_o
 
 
 def test_attempts_on_one_logging_object_add_up_until_a_line_takes_them():
-    from litellm_conol.provider._usage_fields import noting
+    from litellm_conol.provider.usage_fields import noting
 
     def exchange(sessions: int) -> Any:
         runs = [SimpleNamespace(info=object(), start=None) for _ in range(sessions)]

@@ -24,7 +24,7 @@ from .reuse_options import DEFAULT_BACKOFF, DEFAULT_CAP, DEFAULT_TTL
 
 _TIMING_DEFAULTS = Timing()
 
-# How many status polls may be in flight at once per event loop (client/_pool.py says why).
+# How many status polls may be in flight at once per event loop (client/pool.py says why).
 DEFAULT_MAX_CONCURRENT_POLLS = 16
 MiB = 1024 * 1024
 DAY = 86400.0

@@ -27,9 +27,9 @@ from ..core.protocol.end_policy import (
 from ..core.protocol.session_info import RunStats, SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
 from ..core.protocol.wire import ConolEvent, CreateSessionBody, parse_event, unreadable_reason
-from ._followup import FollowUpRefused, FollowUpStart, SessionStart
-from ._inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
-from ._transport import SessionTransport
+from .followup import FollowUpRefused, FollowUpStart, SessionStart
+from .inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
+from .transport import SessionTransport
 
 _T = TypeVar("_T")
 

@@ -16,21 +16,21 @@ import httpx
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
-from ..client._discovery import discovery_cache
-from ..client._pool import shared_client
-from ..client._transport import Transport
+from ..client.discovery import discovery_cache
+from ..client.pool import shared_client
+from ..client.transport import Transport
 from ..core.config.boundary import settings_of, settle_params
 from ..core.config.options import ConolRequest, build_request, is_health_check, request_endpoint
 from ..core.errors import ConolError
 from ..core.models.discovery import Discovered, discovery_settings
-from ._caller import caller_of
-from ._chunks import ChunkMaker, fill_health_response, fill_model_response
-from ._deployment import deployment_params
-from ._exchange import Exchange
-from ._model_map import register_model_map
-from ._params_patch import allow_extra_params
-from ._sync import iterate_sync, run_sync
-from ._usage_fields import noting
+from .caller import caller_of
+from .chunks import ChunkMaker, fill_health_response, fill_model_response
+from .deployment import deployment_params
+from .exchange import Exchange
+from .model_map import register_model_map
+from .params_patch import allow_extra_params
+from .sync import iterate_sync, run_sync
+from .usage_fields import noting
 
 
 class ConolLLM(CustomLLM):  # type: ignore[misc]

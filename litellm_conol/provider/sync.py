@@ -45,7 +45,7 @@ def _background_loop() -> asyncio.AbstractEventLoop:
 def close_background_loop(timeout: float = 2.0) -> None:
     """Close what the background loop holds and stop it (at exit; a later sync call starts a new one).
 
-    Its clients close themselves when their loop shuts its async generators down (``client._pool``).
+    Its clients close themselves when their loop shuts its async generators down (``client.pool``).
     """
     global _loop
     with _lock:

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import httpx
 
 from ..core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
-from ._aiohttp import litellm_transport
-from ._aiohttp import pooled_connections as pooled_connections
+from .aiohttp_stream import litellm_transport
+from .aiohttp_stream import pooled_connections as pooled_connections
 
 
 class _Closeable(Protocol):

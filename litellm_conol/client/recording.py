@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.protocol.wire import CreateSessionBody, CreateSessionResult
-from ._transport import Transport
+from .transport import Transport
 
 
 @dataclass

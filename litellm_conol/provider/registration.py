@@ -6,9 +6,9 @@ from __future__ import annotations
 import litellm
 import litellm.utils
 
-from ._handler import conol_llm
-from ._model_map import register_model_map
-from ._params_patch import PROVIDER, allow_extra_params
+from .handler import conol_llm
+from .model_map import register_model_map
+from .params_patch import PROVIDER, allow_extra_params
 
 
 def register() -> None:

@@ -22,7 +22,7 @@ import httpx
 from ..core.errors import ConolError, UpstreamError
 from ..core.models.discovery import Discovered, DiscoveryUnreadable, parse_agent_servers
 from ..core.protocol.endpoint import Endpoint
-from ._http_errors import error_for_response, error_for_transport
+from .http_errors import error_for_response, error_for_transport
 
 logger = logging.getLogger("litellm_conol.discovery")
 DEFAULT_INTERVAL = 3600.0

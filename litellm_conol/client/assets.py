@@ -21,8 +21,8 @@ import httpx
 from ..core.errors import ConolError, ImageTooLarge, ImageTypeUnsupported, UpstreamError
 from ..core.protocol.endpoint import Endpoint
 from ..core.request.images import AssetRef, ImageLimits, ImageSource, asset_ref, content_key
-from ._fetch import ImageFetcher
-from ._http_errors import error_for_response, error_for_transport
+from .fetch import ImageFetcher
+from .http_errors import error_for_response, error_for_transport
 
 CACHE_SIZE = 4096  # uploads remembered per process (a few hundred bytes each)
 

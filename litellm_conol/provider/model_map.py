@@ -12,8 +12,8 @@ from typing import Any
 
 from ..core.config.options import configured_catalog
 from ..core.models.catalog import Catalog
-from ._litellm_compat import list_wildcard_models, register_models
-from ._params_patch import PROVIDER
+from .litellm_compat import list_wildcard_models, register_models
+from .params_patch import PROVIDER
 
 # What conol cannot take, said explicitly: otherwise LiteLLM fills in a same-named model of another
 # provider's flags (``claude-haiku-4-5`` would claim PDF input and prompt caching).

@@ -23,7 +23,7 @@ from ..core.protocol.follow_up import TurnBody, pinning_calls
 from ..core.protocol.session_info import SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
 from ..core.protocol.wire import CreateSessionBody
-from ._transport import SessionTransport
+from .transport import SessionTransport
 
 RefusalKind = Literal["unsupported", "gone", "busy", "rejected", "not_taken"]
 Posted = Literal["no", "unknown", "yes"]

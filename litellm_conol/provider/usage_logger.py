@@ -13,7 +13,7 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from ..core.config.options import HEALTH_CHECK_ACCOUNT
 from ..core.config.table import SETTINGS
-from ._usage_fields import USAGE_FIELDS_KEY
+from .usage_fields import USAGE_FIELDS_KEY
 
 ENV_USAGE_LOG = str(SETTINGS["usage_log"].env)
 ERROR_LIMIT = 300

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..client._followup import FollowUpStart
-from ._exchange import Exchange
-from ._litellm_compat import call_details
+from ..client.followup import FollowUpStart
+from .exchange import Exchange
+from .litellm_compat import call_details
 
 USAGE_FIELDS_KEY = "litellm_conol_usage"  # the key in the callbacks' kwargs
 

@@ -25,9 +25,9 @@ from ..core.protocol.endpoint import Endpoint
 from ..core.protocol.follow_up import TurnBody
 from ..core.protocol.sse import SSEDecoder
 from ..core.protocol.wire import CreateSessionBody, CreateSessionResult, SessionStatus
-from ._aiohttp import body_chunks, socket_of
-from ._http_errors import error_for_response, error_for_transport
-from ._pool import poll_slots
+from .aiohttp_stream import body_chunks, socket_of
+from .http_errors import error_for_response, error_for_transport
+from .pool import poll_slots
 
 # The event stream's content types we read: SSE, and the line-per-event framings other clients parse
 # (NDJSON, ``message\t`` lines; docs/protocol.md#stream), which a server would label as one of the others. An

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ._litellm_compat import extend_supported_params, is_wrapped, mark_wrapped, optional_params_modules
+from .litellm_compat import extend_supported_params, is_wrapped, mark_wrapped, optional_params_modules
 
 PROVIDER = "conol"
 ALLOWED_EXTRA_PARAMS = ("reasoning_effort", "thinking")

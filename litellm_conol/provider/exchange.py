@@ -25,11 +25,11 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client._assets import asset_cache, upload_images
-from ..client._driver import SessionRun
-from ..client._followup import SessionStart
-from ..client._pool import shared_client
-from ..client._transport import Transport
+from ..client.assets import asset_cache, upload_images
+from ..client.driver import SessionRun
+from ..client.followup import SessionStart
+from ..client.pool import shared_client
+from ..client.transport import Transport
 from ..core.answer.assembler import Assembler, ClientToolCall, ReasoningDelta
 from ..core.answer.cutter import AnswerCutter
 from ..core.answer.structured import (
@@ -48,7 +48,7 @@ from ..core.protocol.wire import CreateSessionBody
 from ..core.request.images import AssetRef, resolve_images
 from ..reuse.failure_guard import FailureGuard
 from ..reuse.session_reuse import Reuse
-from ._chunks import (
+from .chunks import (
     ChunkMaker,
     answer_token_counter,
     estimate_reasoning,
