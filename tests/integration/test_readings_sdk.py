@@ -156,7 +156,7 @@ def test_a_pasted_cookie_header_works_as_the_api_key(fake):
         ("dead_401", AuthenticationFailed, "conol rejected the session token"),
         ("dead_200", AuthenticationFailed, "conol knows no session for the token"),
         ("checkpoint", UpstreamError, "HTTP 200 but the body is not JSON"),
-        ("rate_limited", litellm_conol.core.RateLimited, ""),
+        ("rate_limited", litellm_conol.RateLimited, ""),
     ],
 )
 async def test_the_token_check_tells_dead_from_transient(fake, mode, error, message):

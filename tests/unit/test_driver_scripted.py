@@ -122,7 +122,7 @@ class ScriptedStream:
 
 @dataclass
 class ScriptedTransport:
-    """A :class:`litellm_conol.client.SessionTransport` from a script.
+    """A :class:`litellm_conol.client.transport.SessionTransport` from a script.
 
     ``connections`` are used in order (the last one again once they run out); ``statuses`` are
     the answers of successive polls (the last one repeats); every call is recorded with its time."""
