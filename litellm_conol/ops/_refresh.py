@@ -24,7 +24,7 @@ from ..core import (
     discovered_catalog,
     load_catalog,
 )
-from ._doctor_judge import Check
+from .doctor import Check, check_models
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,6 @@ def refresh_command(endpoint: Endpoint, out: Path) -> int:
 
 def check_command(endpoint: Endpoint, models: Sequence[CatalogModel]) -> int:
     """``models --check``: one line per model, whether conol runs it as asked; the exit status."""
-    from ._doctor import check_models  # the doctor's model check, not loaded for --refresh
 
     async def run() -> list[Check]:
         return await check_models(endpoint, shared_client(), list(models))

@@ -239,14 +239,14 @@ def test_every_make_target_named_exists_and_every_target_is_named():
 # --- the module tables of docs/development.md ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("package", ["core", "client", "provider", "ops", "fake"])
+@pytest.mark.parametrize("package", ["core", "client", "provider", "ops", "ops/doctor", "fake"])
 def test_the_development_page_lists_every_module_of_each_package(package):
     page = PAGES["development.md"]
     block = page[page.index(f"<!-- modules:{package} -->") : page.index(f"<!-- /modules:{package} -->")]
-    listed = set(re.findall(r"^\| `(_\w+)` \|", block, re.MULTILINE))
+    listed = set(re.findall(r"^\| `(\w+)/?` \|", block, re.MULTILINE))
     folder = ROOT / "litellm_conol" / package
-    present = {path.stem for path in folder.glob("_*.py") if path.stem not in ("__init__", "__main__")}
-    present |= {path.name for path in folder.glob("_*") if (path / "__init__.py").exists()}
+    present = {path.stem for path in folder.glob("*.py") if path.stem not in ("__init__", "__main__")}
+    present |= {path.name for path in folder.iterdir() if (path / "__init__.py").exists()}
     assert (sorted(listed - present), sorted(present - listed)) == ([], [])
 
 
