@@ -5,13 +5,6 @@ from __future__ import annotations
 
 from ._cli_doc import cli_command as cli_command
 from ._cli_doc import cli_markdown as cli_markdown
-from ._doctor import DoctorSettings as DoctorSettings
-from ._doctor import check_models as check_models
-from ._doctor import run_doctor as run_doctor
-from ._doctor_judge import Check as Check
-from ._doctor_judge import report_json as report_json
-from ._doctor_judge import report_text as report_text
-from ._doctor_reuse import run_reuse_doctor as run_reuse_doctor
 from ._record import record_session as record_session
 from ._refresh import Refreshed as Refreshed
 from ._refresh import check_command as check_command
@@ -20,3 +13,10 @@ from ._refresh import refresh_command as refresh_command
 from ._settings_doc import reference_markdown as reference_markdown
 from ._settings_doc import settings_command as settings_command
 from ._settings_doc import write_reference as write_reference
+from .doctor import Check as Check
+from .doctor import DoctorSettings as DoctorSettings
+from .doctor import check_models as check_models
+from .doctor import report_json as report_json
+from .doctor import report_text as report_text
+from .doctor import run_doctor as run_doctor
+from .doctor import run_reuse_doctor as run_reuse_doctor

@@ -13,13 +13,18 @@ from pathlib import Path
 
 import httpx
 
-from ..client.discovery import fetch_agent_servers
-from ..client.pool import shared_client
-from ..core.errors import ConolError
-from ..core.models.catalog import Catalog, CatalogModel, load_catalog
-from ..core.models.discovery import catalog_diff, catalog_json, discovered_catalog
-from ..core.protocol.endpoint import Endpoint
-from ._doctor_judge import Check
+from ..client import fetch_agent_servers, shared_client
+from ..core import (
+    Catalog,
+    CatalogModel,
+    ConolError,
+    Endpoint,
+    catalog_diff,
+    catalog_json,
+    discovered_catalog,
+    load_catalog,
+)
+from .doctor import Check, check_models
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,6 @@ def refresh_command(endpoint: Endpoint, out: Path) -> int:
 
 def check_command(endpoint: Endpoint, models: Sequence[CatalogModel]) -> int:
     """``models --check``: one line per model, whether conol runs it as asked; the exit status."""
-    from ._doctor import check_models  # the doctor's model check, not loaded for --refresh
 
     async def run() -> list[Check]:
         return await check_models(endpoint, shared_client(), list(models))

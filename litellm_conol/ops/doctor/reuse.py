@@ -19,26 +19,30 @@ session per pinned model) and the deployment settings to use (``session_reuse``,
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import httpx
 
-from ..client.driver import SessionRun
-from ..client.followup import FollowUpRefused, FollowUpStart
-from ..client.transport import Transport
-from ..core.answer.assembler import Assembler
-from ..core.errors import ConolError
-from ..core.models.catalog import CatalogModel
-from ..core.protocol.endpoint import Endpoint
-from ..core.protocol.follow_up import TurnBody, pinning_calls
-from ..core.protocol.turn_boundary import TurnBoundary
-from ..core.protocol.wire import CreateSessionBody, CreateSessionResult, MessagePart, TextPart
-from ..core.request.render import convert_tools
-from ..reuse.fingerprint import returned_assistant
-from ..reuse.turns import render_turn
-from ._doctor_judge import Check
+from ...client import FollowUpRefused, FollowUpStart, SessionRun, Transport
+from ...core import (
+    Assembler,
+    CatalogModel,
+    ConolError,
+    CreateSessionBody,
+    CreateSessionResult,
+    Endpoint,
+    MessagePart,
+    TextPart,
+    TurnBody,
+    TurnBoundary,
+    convert_tools,
+    model_bodies,
+    render_turn,
+    returned_assistant,
+)
+from .report import Check, Stopwatch, scrubbed
+from .session import session_body
 
 REMEMBER = "This is a memory check. Remember the word {word}. Reply with OK only."
 RECALL = "What was the word I asked you to remember? Reply with that word only."
@@ -93,14 +97,8 @@ async def run_reuse_doctor(
     else:
         tool = await _check_tool_round_trip(transport, models[0], timeout)
     pinning = [await _check_pinning(transport, model) for model in models]
-    checks = [followup, tool, *pinning]
-    for check in checks:
-        check.detail = check.detail.replace(endpoint.token, "***") if endpoint.token else check.detail
+    checks = [scrubbed(check, endpoint.token) for check in (followup, tool, *pinning)]
     return checks, "\n".join([_spent(transport), _settings(followup, tool, pinning)])
-
-
-def _body(model: CatalogModel, text: str) -> CreateSessionBody:
-    return CreateSessionBody(messages=[TextPart(content=text)], timezone="UTC", agent_model=model.agent_model)
 
 
 async def _run(run: SessionRun) -> SessionRun:
@@ -131,38 +129,38 @@ async def _check_followup(
     transport: Transport, model: CatalogModel, timeout: float
 ) -> tuple[Check, int | None]:
     """The check, and the HTTP status when conol refused the follow-up call itself."""
-    started = time.monotonic()
+    stopwatch = Stopwatch()
     word = "zebra" + secrets.token_hex(3)
     try:
-        body = _body(model, REMEMBER.format(word=word))
+        body = session_body(model, REMEMBER.format(word=word))
         first = await _run(SessionRun(transport, body, Assembler(), timeout=timeout))
         second = await _follow_up(transport, first, [TextPart(content=RECALL)], model, timeout)
     except FollowUpRefused as exc:
         detail = f"conol refused the follow-up: {exc.message}"
-        return Check("followup", "fail", detail, _since(started)), int(exc.status_code)
+        return Check("followup", "fail", detail, stopwatch.elapsed()), int(exc.status_code)
     except ConolError as exc:
-        return Check("followup", "fail", f"{type(exc).__name__}: {exc.message}", _since(started)), None
+        return Check("followup", "fail", f"{type(exc).__name__}: {exc.message}", stopwatch.elapsed()), None
     answer = second.assembler.final_text.strip()
     if word.lower() in answer.lower():
         detail = f"turn 2 recalled the word from turn 1 ({answer[:60]!r})"
-        return Check("followup", "pass", detail, _since(started)), None
+        return Check("followup", "pass", detail, stopwatch.elapsed()), None
     detail = f"turn 2 did not recall {word!r} from turn 1: {answer[:80]!r}"
-    return Check("followup", "fail", detail, _since(started)), None
+    return Check("followup", "fail", detail, stopwatch.elapsed()), None
 
 
 async def _check_tool_round_trip(transport: Transport, model: CatalogModel, timeout: float) -> Check:
     """A client tool call, its result sent as a follow-up, and an answer that uses the result."""
-    started, name = time.monotonic(), "followup tool"
+    stopwatch, name = Stopwatch(), "followup tool"
     code = "wx" + secrets.token_hex(3)  # only the tool result holds it: quoting it proves it was read
     result = f"light rain, 14 C, station code {code}"
-    body = _body(model, TOOL_PROMPT).model_copy(update={"tools": convert_tools([WEATHER_TOOL])})
+    body = session_body(model, TOOL_PROMPT, convert_tools([WEATHER_TOOL]))
     try:
         assembler = Assembler(client_tools=frozenset({"get_weather"}))
         first = await _run(SessionRun(transport, body, assembler, timeout=timeout))
         calls = first.assembler.tool_calls
         if not calls:
             said = first.assembler.final_text.strip()
-            return Check(name, "fail", f"turn 1 did not call get_weather: {said[:80]!r}", _since(started))
+            return Check(name, "fail", f"turn 1 did not call get_weather: {said[:80]!r}", stopwatch.elapsed())
         user = {"role": "user", "content": TOOL_PROMPT}
         assistant = returned_assistant(
             first.assembler.final_text, [(calls[0].id, calls[0].name, calls[0].arguments)]
@@ -171,41 +169,44 @@ async def _check_tool_round_trip(transport: Transport, model: CatalogModel, time
         second = await _follow_up(transport, first, render_turn([user, assistant], new), model, timeout)
     except FollowUpRefused as exc:
         return Check(
-            name, "fail", f"conol refused the tool result as a follow-up: {exc.message}", _since(started)
+            name, "fail", f"conol refused the tool result as a follow-up: {exc.message}", stopwatch.elapsed()
         )
     except ConolError as exc:
-        return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", _since(started))
+        return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", stopwatch.elapsed())
     answer = second.assembler.final_text.strip()
     if code in answer.lower():
         call = f"{calls[0].name}({calls[0].arguments})"
         detail = f"{call} called; the answer quoted {code!r} from its result: {answer[:80]!r}"
-        return Check(name, "pass", detail, _since(started))
+        return Check(name, "pass", detail, stopwatch.elapsed())
     if second.assembler.tool_calls and not answer:
         again = second.assembler.tool_calls[0]
         detail = f"turn 2 called {again.name}({again.arguments}) again instead of answering with the result"
-        return Check(name, "fail", detail, _since(started))
+        return Check(name, "fail", detail, stopwatch.elapsed())
     detail = f"turn 2 did not use the tool result (no {code!r} in the answer): {answer[:80]!r}"
-    return Check(name, "fail", detail, _since(started))
+    return Check(name, "fail", detail, stopwatch.elapsed())
 
 
 async def _check_pinning(transport: Transport, model: CatalogModel) -> Check:
-    started, name = time.monotonic(), f"pinning {model.id}"
+    stopwatch, name = Stopwatch(), f"pinning {model.id}"
     empty = CreateSessionBody(messages=[], timezone="UTC", agent_model=model.agent_model)
     try:
         session_id, created = await transport.create_session(empty)
         if not created.model_downgraded:
-            return Check(name, "pass", "create: create honours agentModel", _since(started))
+            return Check(name, "pass", "create: create honours agentModel", stopwatch.elapsed())
         pinned = True
-        for body in pinning_calls(model.agent_model, None):
+        for body in model_bodies(model.agent_model, None):
             pinned = await transport.set_model(session_id, body) and pinned
     except ConolError as exc:
-        return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", _since(started))
+        return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", stopwatch.elapsed())
     if pinned:
         return Check(
-            name, "pass", f"pin: create ran {created.effective_model!r}; /model pins it", _since(started)
+            name, "pass", f"pin: create ran {created.effective_model!r}; /model pins it", stopwatch.elapsed()
         )
     return Check(
-        name, "fail", f"none: create ran {created.effective_model!r} and /model refused it", _since(started)
+        name,
+        "fail",
+        f"none: create ran {created.effective_model!r} and /model refused it",
+        stopwatch.elapsed(),
     )
 
 
@@ -230,7 +231,3 @@ def _settings(followup: Check, tool: Check, pinning: Sequence[Check]) -> str:
         f"model_pinning: {mode}",
     ]
     return "\n".join(lines)
-
-
-def _since(started: float) -> float:
-    return round(time.monotonic() - started, 3)

@@ -6,24 +6,21 @@ not JSON (a checkpoint page) is transient: it fails the check but stops nothing,
 
 from __future__ import annotations
 
-import time
-
-from ..client.transport import Transport
-from ..core.errors import ConolError
-from ..core.protocol.account import describe_json_shape, judge_auth, read_balance
-from ._doctor_judge import Check
+from ...client import Transport
+from ...core import ConolError, judge_auth, keys_of, read_balance
+from .report import Check, Stopwatch
 
 DEAD = "the token is not alive"
 
 
 async def check_token(transport: Transport) -> tuple[Check, str | None]:
     """(the check, why nothing else can work: a dead token or an unreachable conol; else None)."""
-    started = time.monotonic()
+    stopwatch = Stopwatch()
     try:
         code, body, headers = await transport.get_raw("/api/auth/get-session", "checking the session token")
     except ConolError as exc:
-        return Check("token", "fail", exc.message, _since(started)), "conol is not reachable"
-    took = _since(started)
+        return Check("token", "fail", exc.message, stopwatch.elapsed()), "conol is not reachable"
+    took = stopwatch.elapsed()
     answer = judge_auth(code, body, headers.get("retry-after"))
     if answer.verdict == "alive":
         alive = "alive" + (f", expires {answer.expires}" if answer.expires else "")
@@ -36,22 +33,18 @@ async def check_token(transport: Transport) -> tuple[Check, str | None]:
 async def check_balance(transport: Transport) -> Check:
     """PASS with the breakdown (a low balance says so), FAIL with no credits left or an unreadable
     answer, ABSENT when conol has no balance endpoint (404)."""
-    started = time.monotonic()
+    stopwatch = Stopwatch()
     code, data = await transport.get_json("/api/billing/balance", "reading the balance")
-    took = _since(started)
+    took = stopwatch.elapsed()
     if code == 404:
         return Check("balance", "absent", "GET /api/billing/balance answered HTTP 404", took)
     if code != 200:
         return Check("balance", "fail", f"GET /api/billing/balance answered HTTP {code}", took)
     balance = read_balance(data)
     if balance is None:
-        return Check("balance", "fail", f"no number under 'total' ({describe_json_shape(data)})", took)
+        return Check("balance", "fail", f"no number under 'total' ({keys_of(data)})", took)
     if balance.total <= 0:
         detail = f"no credits left: {balance.describe()}; requests fail ('credit balance is too low')"
         return Check("balance", "fail", detail, took)
     low = "low: " if balance.low else ""
     return Check("balance", "pass", low + balance.describe(), took)
-
-
-def _since(started: float) -> float:
-    return round(time.monotonic() - started, 3)
