@@ -8,8 +8,8 @@ import json
 import pytest
 from support.events import delta, msg, parsed, snapshots, stage, tool_log, user_log
 
-from litellm_conol import Assembler, BadRequest, ModelNotFound
-from litellm_conol.core._assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
+from litellm_conol import BadRequest, ModelNotFound
+from litellm_conol.core._assembler import Assembler, BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
 from litellm_conol.core._catalog import default_catalog
 from litellm_conol.core._errors import AgentFailed
 from litellm_conol.core._images import ImageLimits

@@ -1,0 +1,151 @@
+"""The public API is the documented list: ``__all__`` holds exactly it, each name resolves lazily to
+the object its module defines, the names that left it still resolve for one release with a
+DeprecationWarning, and importing the package loads no LiteLLM."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import subprocess
+import sys
+import warnings
+
+import pytest
+from support.paths import ROOT
+
+import litellm_conol
+
+pytestmark = pytest.mark.timeout(120)
+
+# What a user imports (docs/api.md); changing it is an API change: CHANGELOG.md says which way.
+DOCUMENTED = [
+    "register",
+    "conol_llm",
+    "ConolLLM",
+    "PROVIDER",
+    "ConolError",
+    "BadRequest",
+    "ImageTooLarge",
+    "ImageTypeUnsupported",
+    "ModelDowngraded",
+    "MissingCredential",
+    "AuthenticationFailed",
+    "PermissionDenied",
+    "ModelNotFound",
+    "RequestTimeout",
+    "RateLimited",
+    "AgentFailed",
+    "AgentFailedPermanently",
+    "OutOfCredits",
+    "UpstreamError",
+    "UpstreamUnavailable",
+    "InvalidStructuredOutput",
+    "FakeConol",
+    "FakeConfig",
+    "Scenario",
+    "record_session",
+    "load_recording",
+    "replay_scenario",
+]
+
+# The names that left the public API in this release and where they live now.
+LEAVING = {
+    "Assembler": "litellm_conol.core._assembler",
+    "BuiltinToolUse": "litellm_conol.core._assembler",
+    "ClientToolCall": "litellm_conol.core._assembler",
+    "ReasoningDelta": "litellm_conol.core._assembler",
+    "TextDelta": "litellm_conol.core._assembler",
+    "Timing": "litellm_conol.core._end_policy",
+    "Catalog": "litellm_conol.core._catalog",
+    "CatalogModel": "litellm_conol.core._catalog",
+    "default_catalog": "litellm_conol.core._catalog",
+    "load_catalog": "litellm_conol.core._catalog",
+}
+
+
+def test_all_is_exactly_the_documented_list():
+    assert litellm_conol.__all__ == DOCUMENTED
+    assert dir(litellm_conol) == sorted(DOCUMENTED)
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_each_public_name_resolves_to_its_modules_object_without_a_warning(name):
+    defining = importlib.import_module(litellm_conol._PUBLIC[name], "litellm_conol")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = getattr(litellm_conol, name)
+    assert value is getattr(defining, name)
+    if isinstance(value, type) or inspect.isfunction(value):
+        assert value.__module__ == defining.__name__  # the defining module, not a re-export
+
+
+def test_every_error_class_a_caller_can_catch_is_public():
+    errors = importlib.import_module("litellm_conol.core._errors")
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.ConolError)
+    }
+    assert sorted(defined - set(DOCUMENTED)) == []
+
+
+@pytest.mark.parametrize("name", sorted(LEAVING))
+def test_a_name_leaving_the_api_warns_on_every_access_and_still_resolves(name):
+    expected = getattr(importlib.import_module(LEAVING[name]), name)
+    for _ in range(2):  # not cached: the second access warns again
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = getattr(litellm_conol, name)
+        assert value is expected
+        assert [(w.category, str(w.message)) for w in caught] == [
+            (
+                DeprecationWarning,
+                f"litellm_conol.{name} is internal and leaves the public API in the next release; "
+                f"import it from {LEAVING[name]} if you must",
+            )
+        ]
+        assert caught[0].filename == __file__  # stacklevel points at the caller
+
+
+def test_leaving_names_are_not_public_and_unknown_names_raise():
+    assert set(litellm_conol._DEPRECATED) == set(LEAVING)
+    assert set(LEAVING) & set(DOCUMENTED) == set()
+    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
+        litellm_conol.Nothing  # noqa: B018
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """name → relative module of each import under ``if TYPE_CHECKING:`` in the package's __init__."""
+    tree = ast.parse((ROOT / "litellm_conol" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    return {
+        alias.asname or alias.name: "." * node.level + (node.module or "")
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def test_the_type_checking_imports_mirror_the_public_list():
+    # type checkers and the API reference (griffe) read these; the run time reads _PUBLIC
+    assert _type_checking_imports() == litellm_conol._PUBLIC
+
+
+NO_LITELLM_PROBE = """
+import sys
+import litellm_conol, litellm_conol.pytest_plugin
+print(sorted(litellm_conol.__all__) == sorted(litellm_conol._PUBLIC))
+print(",".join(sorted(m for m in sys.modules if m.split(".")[0] in ("litellm", "httpx", "aiohttp"))))
+"""
+
+
+@pytest.mark.allow_subprocess(reason="a fresh interpreter: this one has litellm imported already")
+def test_importing_the_package_and_its_pytest_plugin_loads_no_litellm():
+    result = subprocess.run(
+        [sys.executable, "-c", NO_LITELLM_PROBE], capture_output=True, text=True, timeout=100, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["True", ""]
