@@ -1,16 +1,19 @@
 """The public API is the documented list: ``__all__`` holds exactly it, each name resolves lazily to
 the object its module defines, the names that left it still resolve for one release with a
-DeprecationWarning, and importing the package loads no LiteLLM."""
+DeprecationWarning, importing the package loads no LiteLLM, and docs/api.md renders each public name
+and no other."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import inspect
+import re
 import subprocess
 import sys
 import warnings
 
+import griffe
 import pytest
 from support.paths import ROOT
 
@@ -149,3 +152,44 @@ def test_importing_the_package_and_its_pytest_plugin_loads_no_litellm():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["True", ""]
+
+
+# --- the API reference (docs/api.md) ---------------------------------------------------------------
+
+API_PAGE = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+RENDERED = re.findall(r"^::: ([\w.]+)$", API_PAGE, re.MULTILINE)
+
+
+def test_the_api_page_renders_every_public_name_once_and_nothing_else():
+    # the pytest plugin's fixtures are documented by rendering its module: they are not imported
+    expected = [f"litellm_conol.{name}" for name in DOCUMENTED] + ["litellm_conol.pytest_plugin"]
+    assert sorted(RENDERED) == sorted(expected)
+
+
+def _static_package() -> griffe.Module:
+    """The package as the API page's renderer (griffe, through mkdocstrings) reads it."""
+    package = griffe.load("litellm_conol", search_paths=[str(ROOT)], resolve_aliases=True)
+    assert isinstance(package, griffe.Module)
+    return package
+
+
+STATIC = _static_package()
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_the_renderer_sees_each_public_name_with_a_docstring_of_its_own(name):
+    found = STATIC[name]
+    assert found.target_path == f"litellm_conol{litellm_conol._PUBLIC[name]}.{name}"
+    docstring = found.docstring.value if found.docstring else ""
+    assert len(docstring.split()) >= 8, f"{name}: {docstring!r}"
+
+
+def test_the_renderer_sees_every_fixture_of_the_pytest_plugin_with_a_docstring():
+    plugin = importlib.import_module("litellm_conol.pytest_plugin")
+    fixtures = sorted(
+        name for name, value in vars(plugin).items() if hasattr(value, "_fixture_function_marker")
+    )
+    assert fixtures == ["conol_fake", "conol_fake_session"]
+    for fixture in fixtures:
+        docstring = STATIC["pytest_plugin"][fixture].docstring
+        assert docstring is not None and len(docstring.value.split()) >= 8, fixture
