@@ -37,8 +37,8 @@ class ConolError(Exception):
 
 
 class BadRequest(ConolError):
-    """The request cannot be sent as it is (400): bad messages, tools, options or images; the
-    message names what is wrong. Raised before any conol session is created."""
+    """The request cannot be served as it is (400, or the 4xx conol answered): bad messages,
+    tools, options or images, or conol rejected the request; the message names what is wrong."""
 
     status = 400
 
