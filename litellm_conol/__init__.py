@@ -11,57 +11,117 @@ In a proxy config::
     litellm_settings:
       custom_provider_map:
         - {provider: conol, custom_handler: litellm_conol.conol_llm}
+
+The public API is ``__all__`` (docs/api.md renders it): the provider (``register``,
+``conol_llm``, ``ConolLLM``, ``PROVIDER``), the errors a caller can catch (``ConolError`` and its
+subclasses), the fake conol (``FakeConol``, ``FakeConfig``, ``Scenario``; the pytest fixtures
+``conol_fake`` and ``conol_fake_session`` come with the ``litellm_conol.pytest_plugin`` plugin,
+registered on install) and record/replay (``record_session``, ``load_recording``,
+``replay_scenario``). Everything else is internal and may change in any release.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # for type checkers only: the names below, resolved as the runtime does
-    from .provider import *  # noqa: F403
+if TYPE_CHECKING:  # for type checkers and the API reference only: what ``_PUBLIC`` resolves at run time
+    from .core.errors import AgentFailed as AgentFailed
+    from .core.errors import AgentFailedPermanently as AgentFailedPermanently
+    from .core.errors import AuthenticationFailed as AuthenticationFailed
+    from .core.errors import BadRequest as BadRequest
+    from .core.errors import ConolError as ConolError
+    from .core.errors import ImageTooLarge as ImageTooLarge
+    from .core.errors import ImageTypeUnsupported as ImageTypeUnsupported
+    from .core.errors import InvalidStructuredOutput as InvalidStructuredOutput
+    from .core.errors import MissingCredential as MissingCredential
+    from .core.errors import ModelDowngraded as ModelDowngraded
+    from .core.errors import ModelNotFound as ModelNotFound
+    from .core.errors import OutOfCredits as OutOfCredits
+    from .core.errors import PermissionDenied as PermissionDenied
+    from .core.errors import RateLimited as RateLimited
+    from .core.errors import RequestTimeout as RequestTimeout
+    from .core.errors import UpstreamError as UpstreamError
+    from .core.errors import UpstreamUnavailable as UpstreamUnavailable
+    from .fake._records import FakeConfig as FakeConfig
+    from .fake._replay import load_recording as load_recording
+    from .fake._replay import replay_scenario as replay_scenario
+    from .fake._runner import FakeConol as FakeConol
+    from .fake._scenarios import Scenario as Scenario
+    from .ops.record import record_session as record_session
+    from .provider.handler import ConolLLM as ConolLLM
+    from .provider.handler import conol_llm as conol_llm
+    from .provider.params_patch import PROVIDER as PROVIDER
+    from .provider.registration import register as register
 
-# The public names and where each lives: the one list (``__all__`` is its keys). Names resolve on
-# first use, so importing a submodule (the pytest plugin, the fake server, the CLI) does not import
-# litellm: tests and the CLI set LiteLLM's environment before it loads.
+# The public names and the module defining each: the one list (``__all__`` is its keys; the
+# TYPE_CHECKING imports above mirror it, tests/unit/test_public_api.py keeps them equal). Names
+# resolve on first use, so importing the package or a submodule (the pytest plugin, the fake server,
+# the CLI) does not import litellm: tests and the CLI set LiteLLM's environment before it loads.
 _PUBLIC: dict[str, str] = {
-    "AgentFailed": ".core.errors",
-    "AgentFailedPermanently": ".core.errors",
-    "Assembler": ".core.answer.assembler",
-    "AuthenticationFailed": ".core.errors",
-    "BadRequest": ".core.errors",
-    "BuiltinToolUse": ".core.answer.assembler",
-    "Catalog": ".core.models.catalog",
-    "CatalogModel": ".core.models.catalog",
-    "ClientToolCall": ".core.answer.assembler",
+    # the provider
+    "register": ".provider.registration",
+    "conol_llm": ".provider.handler",
+    "ConolLLM": ".provider.handler",
+    "PROVIDER": ".provider.params_patch",
+    # the errors (docs/errors-and-limits.md)
     "ConolError": ".core.errors",
-    "ConolLLM": ".provider",
+    "BadRequest": ".core.errors",
     "ImageTooLarge": ".core.errors",
     "ImageTypeUnsupported": ".core.errors",
-    "InvalidStructuredOutput": ".core.errors",
-    "MissingCredential": ".core.errors",
     "ModelDowngraded": ".core.errors",
-    "ModelNotFound": ".core.errors",
-    "OutOfCredits": ".core.errors",
-    "PROVIDER": ".provider",
+    "MissingCredential": ".core.errors",
+    "AuthenticationFailed": ".core.errors",
     "PermissionDenied": ".core.errors",
-    "RateLimited": ".core.errors",
-    "ReasoningDelta": ".core.answer.assembler",
+    "ModelNotFound": ".core.errors",
     "RequestTimeout": ".core.errors",
-    "TextDelta": ".core.answer.assembler",
-    "Timing": ".core.protocol.end_policy",
+    "RateLimited": ".core.errors",
+    "AgentFailed": ".core.errors",
+    "AgentFailedPermanently": ".core.errors",
+    "OutOfCredits": ".core.errors",
     "UpstreamError": ".core.errors",
     "UpstreamUnavailable": ".core.errors",
-    "conol_llm": ".provider",
+    "InvalidStructuredOutput": ".core.errors",
+    # the fake conol (docs/testing-with-the-fake.md)
+    "FakeConol": ".fake._runner",
+    "FakeConfig": ".fake._records",
+    "Scenario": ".fake._scenarios",
+    # record and replay (docs/when-conol-changes.md)
+    "record_session": ".ops.record",
+    "load_recording": ".fake._replay",
+    "replay_scenario": ".fake._replay",
+}
+
+# Names that left the public API: they resolve for one more release, with a DeprecationWarning
+# (CHANGELOG.md, "Deprecated"). Each maps to the module that defines it.
+_DEPRECATED: dict[str, str] = {
+    "Assembler": ".core.answer.assembler",
+    "BuiltinToolUse": ".core.answer.assembler",
+    "ClientToolCall": ".core.answer.assembler",
+    "ReasoningDelta": ".core.answer.assembler",
+    "TextDelta": ".core.answer.assembler",
+    "Timing": ".core.protocol.end_policy",
+    "Catalog": ".core.models.catalog",
+    "CatalogModel": ".core.models.catalog",
     "default_catalog": ".core.models.catalog",
     "load_catalog": ".core.models.catalog",
-    "register": ".provider",
 }
 
 __all__ = list(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
+    leaving = _DEPRECATED.get(name)
+    if leaving is not None:
+        warnings.warn(
+            f"litellm_conol.{name} is internal and leaves the public API in the next release; "
+            f"import it from litellm_conol{leaving} if you must",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        # not cached in globals(): every access warns
+        return getattr(importlib.import_module(leaving, __name__), name)
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def conol_fake_session() -> Iterator[FakeConol]:
+    """One running ``FakeConol`` for the whole test session, in a background thread."""
     # imported here: loading the plugin must stay cheap for test runs that never use the fake
     from .fake import FakeConol
 
@@ -29,6 +30,7 @@ def conol_fake_session() -> Iterator[FakeConol]:
 
 @pytest.fixture
 def conol_fake(conol_fake_session: FakeConol) -> Iterator[FakeConol]:
+    """The session's ``FakeConol``, ``reset()`` before and after the test."""
     conol_fake_session.reset()
     yield conol_fake_session
     conol_fake_session.reset()

@@ -37,18 +37,28 @@ class ConolError(Exception):
 
 
 class BadRequest(ConolError):
+    """The request cannot be served as it is (400, or the 4xx conol answered): bad messages,
+    tools, options or images, or conol rejected the request; the message names what is wrong."""
+
     status = 400
 
 
 class MissingCredential(ConolError):
+    """No usable session token (no ``api_key`` nor ``CONOL_SESSION_TOKEN``, an empty one, or one a
+    cookie cannot carry): 401, before any request to conol."""
+
     status = 401
 
 
 class AuthenticationFailed(ConolError):
+    """conol refused the session token (401): invalid or expired."""
+
     status = 401
 
 
 class PermissionDenied(ConolError):
+    """conol answered 403: the account may not do what was asked."""
+
     status = 403
 
 
@@ -65,10 +75,15 @@ class ImageTypeUnsupported(BadRequest):
 
 
 class ModelNotFound(ConolError):
+    """The model is not in the catalog (404), raised before any conol session is created."""
+
     status = 404
 
 
 class RequestTimeout(ConolError):
+    """conol did not answer in time (408): no event within ``first_event_timeout`` or
+    ``idle_timeout``, the request's ``timeout`` passed, or an HTTP call timed out."""
+
     status = 408
 
 
@@ -79,6 +94,8 @@ class ModelDowngraded(ConolError):
 
 
 class RateLimited(ConolError):
+    """conol answered 429; its ``Retry-After`` is in ``headers`` for the Router."""
+
     status = 429
 
 
@@ -139,6 +156,8 @@ class UpstreamError(ConolError):
 
 
 class UpstreamUnavailable(ConolError):
+    """conol could not be reached (connection refused or reset, DNS failure) or answered 503."""
+
     status = 503
 
 

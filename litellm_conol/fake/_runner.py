@@ -59,16 +59,19 @@ class FakeConol:
     # ------------------------------------------------------------------------------------ addresses
     @property
     def token(self) -> str:
+        """The session token the fake accepts: the ``api_key`` a client passes."""
         return self._state.token
 
     @property
     def base_url(self) -> str:
+        """``http://host:port`` of the running fake: the ``api_base`` a client passes."""
         if self._runner is None:
             raise RuntimeError("the fake is not running")
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
     def url(self, path: str) -> str:
+        """``path`` (e.g. ``/_fake/requests``) on the running fake."""
         return self.base_url + path
 
     @property
@@ -98,6 +101,7 @@ class FakeConol:
         return self
 
     async def astop(self) -> None:
+        """Stop serving (what ``async with`` does on exit): open streams end first."""
         runner, self._runner = self._runner, None
         if runner is None:
             return
@@ -129,6 +133,7 @@ class FakeConol:
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving and join the server thread (what ``with`` does on exit)."""
         thread, loop = self._thread, self._loop
         if thread is None or loop is None:
             if self._runner is not None:
@@ -150,6 +155,7 @@ class FakeConol:
     # ---------------------------------------------------------------------------------- scenarios
     @property
     def scenarios(self) -> dict[str, Scenario]:
+        """The scenarios ``[[fake:NAME]]`` can pick, by name (built in and added)."""
         return dict(self._state.scenarios)
 
     def add_scenario(self, scenario: Scenario) -> None:
@@ -158,14 +164,17 @@ class FakeConol:
 
     @property
     def default_scenario(self) -> str:
+        """The scenario a request without a ``[[fake:NAME]]`` marker runs."""
         return self._state.default_scenario
 
     def set_default_scenario(self, name: str) -> None:
+        """Run scenario ``name`` for requests without a marker, until the next ``reset()``."""
         self._on_loop(lambda: self._state.configure({"default_scenario": name}))
 
     # ----------------------------------------------------------------------------- faults, reset
     @property
     def config(self) -> FakeConfig:
+        """The current fault injection and knobs (change them with ``configure``)."""
         return self._state.config
 
     def configure(self, **changes: Any) -> FakeConfig:
@@ -185,6 +194,7 @@ class FakeConol:
     # -------------------------------------------------------------------------------------- records
     @property
     def requests(self) -> list[RequestRecord]:
+        """Every HTTP request the fake received since the last ``reset()``, oldest first."""
         return list(self._state.requests)
 
     @property
@@ -194,13 +204,16 @@ class FakeConol:
 
     @property
     def sessions(self) -> dict[str, SessionRecord]:
+        """The sessions created since the last ``reset()``, by id, in creation order."""
         return {sid: live.record for sid, live in list(self._state.live.items())}
 
     def session(self, session_id: str) -> SessionRecord:
+        """The session ``session_id`` (KeyError if there is none)."""
         return self._state.live[session_id].record
 
     @property
     def last_session(self) -> SessionRecord:
+        """The session created last, with its ``expected`` answer (LookupError if none)."""
         sessions = list(self._state.live.values())
         if not sessions:
             raise LookupError("no session has been created")
@@ -218,6 +231,7 @@ class FakeConol:
     async def await_until(
         self, predicate: Callable[[], bool], timeout: float = 5.0, interval: float = 0.01
     ) -> bool:
+        """Poll ``predicate`` from the event loop (``wait_until`` for async tests)."""
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() >= deadline:

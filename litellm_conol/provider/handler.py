@@ -34,7 +34,12 @@ from .usage_fields import noting
 
 
 class ConolLLM(CustomLLM):  # type: ignore[misc]
-    """conol.ai as a LiteLLM provider."""
+    """conol.ai as a LiteLLM provider: the ``CustomLLM`` behind ``conol/<model>``.
+
+    LiteLLM calls its four entry points (``completion``, ``streaming``, ``acompletion``,
+    ``astreaming``); each turns the request into conol sessions and the answer into a LiteLLM
+    response or chunks. Use the shared instance ``conol_llm`` rather than making another.
+    """
 
     # -- the four entry points LiteLLM calls --
 
@@ -134,5 +139,7 @@ def _discovered(api_key: str | None, api_base: str | None, params: dict[str, Any
 
 
 conol_llm = ConolLLM()
+"""The handler instance: ``custom_handler: litellm_conol.conol_llm`` in a proxy's
+``custom_provider_map``; ``register()`` installs it for SDK use."""
 allow_extra_params()  # wherever the handler is used (SDK or proxy), reasoning_effort passes LiteLLM
 register_model_map()  # and LiteLLM knows the catalog's models: capabilities, estimated prices

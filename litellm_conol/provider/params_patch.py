@@ -28,6 +28,7 @@ from typing import Any
 from .litellm_compat import extend_supported_params, is_wrapped, mark_wrapped, optional_params_modules
 
 PROVIDER = "conol"
+"""The LiteLLM provider name: models are addressed as ``conol/<model>``."""
 ALLOWED_EXTRA_PARAMS = ("reasoning_effort", "thinking")
 TOKEN_LIMIT_PARAMS = ("max_tokens", "max_completion_tokens")
 

@@ -49,7 +49,7 @@ WORKER_ARGS = ["--num_workers", str(WORKERS), "--timeout_worker_healthcheck", "6
 
 def agent_model(name: str) -> str:
     """The agentModel conol receives for a friendly name of the team config."""
-    from litellm_conol import default_catalog
+    from litellm_conol.core.models.catalog import default_catalog
 
     return default_catalog().resolve(DEPLOYMENTS[name]["litellm_params"]["model"]).agent_model
 

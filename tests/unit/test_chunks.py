@@ -9,7 +9,7 @@ from litellm.llms.anthropic.pass_through.adapters.streaming_iterator import Anth
 from litellm.types.utils import Usage
 from support.events import delta, msg, parsed, stage, tool_log
 
-from litellm_conol import Assembler
+from litellm_conol.core.answer.assembler import Assembler
 from litellm_conol.core.protocol.session_info import RunStats, SessionInfo
 from litellm_conol.provider.chunks import ChunkMaker, result_fields
 

@@ -8,8 +8,14 @@ import json
 import pytest
 from support.events import delta, msg, parsed, snapshots, stage, tool_log, user_log
 
-from litellm_conol import AgentFailed, Assembler, BadRequest, ModelNotFound
-from litellm_conol.core.answer.assembler import BuiltinToolUse, ClientToolCall, ReasoningDelta, TextDelta
+from litellm_conol import AgentFailed, BadRequest, ModelNotFound
+from litellm_conol.core.answer.assembler import (
+    Assembler,
+    BuiltinToolUse,
+    ClientToolCall,
+    ReasoningDelta,
+    TextDelta,
+)
 from litellm_conol.core.models.catalog import default_catalog
 from litellm_conol.core.models.effort import map_effort
 from litellm_conol.core.protocol.wire import CreateSessionBody, parse_event

@@ -6,8 +6,7 @@ import litellm
 import pytest
 from support.events import delta, msg, parsed, stage, tool_log
 
-from litellm_conol import Assembler
-from litellm_conol.core.answer.assembler import ClientToolCall, TextDelta
+from litellm_conol.core.answer.assembler import Assembler, ClientToolCall, TextDelta
 from litellm_conol.core.answer.cutter import AnswerCutter, Cut, StopFinder, TokenBudget
 from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, Timing
 from litellm_conol.fake._library import long_text

@@ -18,7 +18,7 @@ from support.paths import ROOT
 
 from litellm_conol.cli import command_parsers
 from litellm_conol.core.config.table import SETTINGS
-from litellm_conol.ops._cli_doc import cli_markdown, page_with_cli
+from litellm_conol.ops.cli_doc import cli_markdown, page_with_cli
 
 PAGES = {path.name: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))}
 PAGES["README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")

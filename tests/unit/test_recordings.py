@@ -61,7 +61,7 @@ def test_a_reconnect_replay_is_sent_once():
 
 
 def test_scrub_blanks_user_turns_wherever_they_are_nested_and_masks_secrets():
-    from litellm_conol.ops._record import SCRUBBED_USER_TURN, scrub
+    from litellm_conol.ops.record import SCRUBBED_USER_TURN, scrub
 
     nested = {
         "type": "history_delta",

@@ -11,7 +11,7 @@ from litellm_conol.core.config.boundary import settings_of, settle_params
 from litellm_conol.core.config.options import build_request
 from litellm_conol.core.config.table import SETTINGS
 from litellm_conol.ops import reference_markdown
-from litellm_conol.ops._settings_doc import page_with_reference
+from litellm_conol.ops.settings_doc import page_with_reference
 
 SCOPES = {name: setting.scope for name, setting in SETTINGS.items()}
 OPERATOR_OPTIONS = sorted(

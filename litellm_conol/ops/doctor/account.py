@@ -6,8 +6,9 @@ not JSON (a checkpoint page) is transient: it fails the check but stops nothing,
 
 from __future__ import annotations
 
-from ...client import Transport
-from ...core import ConolError, judge_auth, keys_of, read_balance
+from ...client.transport import Transport
+from ...core.errors import ConolError
+from ...core.protocol.account import describe_json_shape, judge_auth, read_balance
 from .report import Check, Stopwatch
 
 DEAD = "the token is not alive"
@@ -42,7 +43,7 @@ async def check_balance(transport: Transport) -> Check:
         return Check("balance", "fail", f"GET /api/billing/balance answered HTTP {code}", took)
     balance = read_balance(data)
     if balance is None:
-        return Check("balance", "fail", f"no number under 'total' ({keys_of(data)})", took)
+        return Check("balance", "fail", f"no number under 'total' ({describe_json_shape(data)})", took)
     if balance.total <= 0:
         detail = f"no credits left: {balance.describe()}; requests fail ('credit balance is too low')"
         return Check("balance", "fail", detail, took)

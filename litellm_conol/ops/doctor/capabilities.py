@@ -16,8 +16,12 @@ from typing import Any
 
 import httpx
 
-from ...client import fetch_agent_servers, upload_asset
-from ...core import Assembler, ConolError, Endpoint, reported_model
+from ...client.assets import upload_asset
+from ...client.discovery import fetch_agent_servers
+from ...core.answer.assembler import Assembler
+from ...core.errors import ConolError
+from ...core.protocol.endpoint import Endpoint
+from ...core.protocol.event_fields import reported_model
 from .report import Check, Stopwatch
 
 # the capability lines judged from the session check's events, in report order

@@ -9,8 +9,9 @@ from functools import partial
 
 import httpx
 
-from ...client import Transport
-from ...core import CatalogModel, Endpoint
+from ...client.transport import Transport
+from ...core.models.catalog import CatalogModel
+from ...core.protocol.endpoint import Endpoint
 from .report import Check, Stopwatch, guarded, scrubbed
 from .session import session_body
 from .settings import REQUEST_TIMEOUT

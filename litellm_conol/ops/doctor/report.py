@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ...core import ConolError
+from ...core.errors import ConolError
 
 # PASS, FAIL, SKIP (not tried: what it needs failed first) or ABSENT (this conol does not offer it)
 Outcome = Literal["pass", "fail", "skip", "absent"]

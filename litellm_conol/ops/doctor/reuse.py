@@ -24,23 +24,19 @@ from dataclasses import dataclass
 
 import httpx
 
-from ...client import FollowUpRefused, FollowUpStart, SessionRun, Transport
-from ...core import (
-    Assembler,
-    CatalogModel,
-    ConolError,
-    CreateSessionBody,
-    CreateSessionResult,
-    Endpoint,
-    MessagePart,
-    TextPart,
-    TurnBody,
-    TurnBoundary,
-    convert_tools,
-    model_bodies,
-    render_turn,
-    returned_assistant,
-)
+from ...client.driver import SessionRun
+from ...client.followup import FollowUpRefused, FollowUpStart
+from ...client.transport import Transport
+from ...core.answer.assembler import Assembler
+from ...core.errors import ConolError
+from ...core.models.catalog import CatalogModel
+from ...core.protocol.endpoint import Endpoint
+from ...core.protocol.follow_up import TurnBody, pinning_calls
+from ...core.protocol.turn_boundary import TurnBoundary
+from ...core.protocol.wire import CreateSessionBody, CreateSessionResult, MessagePart, TextPart
+from ...core.request.render import convert_tools
+from ...reuse.fingerprint import returned_assistant
+from ...reuse.turns import render_turn
 from .report import Check, Stopwatch, scrubbed
 from .session import session_body
 
@@ -194,7 +190,7 @@ async def _check_pinning(transport: Transport, model: CatalogModel) -> Check:
         if not created.model_downgraded:
             return Check(name, "pass", "create: create honours agentModel", stopwatch.elapsed())
         pinned = True
-        for body in model_bodies(model.agent_model, None):
+        for body in pinning_calls(model.agent_model, None):
             pinned = await transport.set_model(session_id, body) and pinned
     except ConolError as exc:
         return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", stopwatch.elapsed())

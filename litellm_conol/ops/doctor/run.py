@@ -15,7 +15,7 @@ from functools import partial
 
 import httpx
 
-from ...client import Transport
+from ...client.transport import Transport
 from .account import check_balance, check_token
 from .capabilities import SESSION_CAPABILITIES, check_assets, check_discovery
 from .models import MODEL_CHECKS_AT_ONCE, check_model, model_check_name

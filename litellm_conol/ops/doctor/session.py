@@ -15,19 +15,15 @@ from typing import Any
 
 import httpx
 
-from ...client import RecordingTransport, SessionRun, Transport
-from ...core import (
-    REASONING_TYPES,
-    TERMINAL_STATUSES,
-    Assembler,
-    CatalogModel,
-    ConolError,
-    CreateSessionBody,
-    TextPart,
-    ToolSpec,
-    UpstreamError,
-    keys_of,
-)
+from ...client.driver import SessionRun
+from ...client.recording import RecordingTransport
+from ...client.transport import Transport
+from ...core.answer.assembler import REASONING_TYPES, Assembler
+from ...core.errors import ConolError, UpstreamError
+from ...core.models.catalog import CatalogModel
+from ...core.protocol.account import describe_json_shape
+from ...core.protocol.end_policy import TERMINAL_STATUSES
+from ...core.protocol.wire import CreateSessionBody, TextPart, ToolSpec
 from .capabilities import SESSION_CAPABILITIES, judge_context_usage, judge_framing
 from .report import Check, Stopwatch, guarded
 from .settings import REQUEST_TIMEOUT, DoctorSettings
@@ -96,7 +92,7 @@ async def _poll_status(transport: Transport, session_id: str, deadline: float, s
         if code in (401, 403):
             return Check("status", "fail", f"status poll answered HTTP {code}", stopwatch.elapsed())
         if code == 200 and word is None:
-            detail = f"the status answer has no 'status' field ({keys_of(body)})"
+            detail = f"the status answer has no 'status' field ({describe_json_shape(body)})"
             return Check("status", "fail", detail, stopwatch.elapsed())
         if word in TERMINAL_STATUSES:
             return Check("status", "pass", f"{word!r} after {polls} poll(s)", stopwatch.elapsed())

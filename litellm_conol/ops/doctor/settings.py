@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core import CatalogModel, Endpoint
+from ...core.models.catalog import CatalogModel
+from ...core.protocol.endpoint import Endpoint
 
 REQUEST_TIMEOUT = 10.0
 

@@ -13,17 +13,12 @@ from pathlib import Path
 
 import httpx
 
-from ..client import fetch_agent_servers, shared_client
-from ..core import (
-    Catalog,
-    CatalogModel,
-    ConolError,
-    Endpoint,
-    catalog_diff,
-    catalog_json,
-    discovered_catalog,
-    load_catalog,
-)
+from ..client.discovery import fetch_agent_servers
+from ..client.pool import shared_client
+from ..core.errors import ConolError
+from ..core.models.catalog import Catalog, CatalogModel, load_catalog
+from ..core.models.discovery import catalog_diff, catalog_json, discovered_catalog
+from ..core.protocol.endpoint import Endpoint
 from .doctor import Check, check_models
 
 

@@ -38,7 +38,16 @@ _EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 async def record_session(
     endpoint: Endpoint, client: httpx.AsyncClient, body: CreateSessionBody, timeout: float = 120.0
 ) -> dict[str, Any]:
-    """Run one session and return its scrubbed recording (raises if no session was created)."""
+    """Run one conol session and return its recording, scrubbed of secrets.
+
+    ``endpoint`` says where conol is and holds the session token, ``client`` is the HTTP client to
+    use, ``body`` is the session to create. The recording (the format ``load_recording`` reads,
+    described in ``litellm_conol.fake``'s replay module) holds every SSE line and status answer with
+    its time, and the answer this client made of them (``expected``); the token, the session id, the
+    user turn and anything shaped like an email address are scrubbed. Raises ``ConolError`` if no
+    session was created; a failure after that is recorded in ``error``. ``litellm-conol record``
+    is the way in from the command line.
+    """
     transport = RecordingTransport(endpoint, client)
     tools = frozenset(tool.name for tool in body.tools or ())
     run = SessionRun(transport, body, Assembler(client_tools=tools), timeout=timeout)
