@@ -9,10 +9,8 @@ from support.chat import ask
 from support.limits import collect, longest_prefix_within
 
 import litellm_conol
-from litellm_conol.fake import BUILTINS
+from litellm_conol.fake import BUILTINS, Preview, ScenarioContext
 from litellm_conol.fake._library import STOP_SEQUENCE, STOP_SPLIT_ANSWER
-from litellm_conol.fake._scenarios import ScenarioContext
-from litellm_conol.fake._steps import Preview
 
 litellm.suppress_debug_info = True
 

@@ -9,7 +9,7 @@ from support.events import delta, msg, parsed, stage, tool_log
 from litellm_conol.core.answer.assembler import Assembler, ClientToolCall, TextDelta
 from litellm_conol.core.answer.cutter import AnswerCutter, Cut, StopFinder, TokenBudget
 from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, Timing
-from litellm_conol.fake._library import long_text
+from litellm_conol.fake import long_text
 from litellm_conol.provider.chunks import answer_token_counter
 
 pytestmark = pytest.mark.timeout(30)
