@@ -24,7 +24,7 @@ from ..core.protocol.endpoint import Endpoint
 from ..core.protocol.wire import CreateSessionBody
 
 # The format the fake replays (fake/_replay.py has the same constant: the fake imports nothing of
-# the package, and nothing here imports the fake; tests/fake/test_replay.py checks they agree).
+# the package, and nothing here imports the fake; tests/unit/test_recordings.py checks they agree).
 RECORDING_FORMAT = "litellm-conol-recording/1"
 
 SCRUBBED_USER_TURN = (

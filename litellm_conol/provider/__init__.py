@@ -1,6 +1,8 @@
-"""The only package that imports LiteLLM: the ``CustomLLM`` handler for ``conol/<model>`` (the four
-entry points share one exchange), chunk and response building, the sync bridge, registration, and
-the one LiteLLM patch (``_params_patch``)."""
+"""The LiteLLM glue: the ``CustomLLM`` handler for ``conol/<model>`` (the four entry points share one
+exchange), chunk and response building, the sync bridge, registration, the one LiteLLM patch
+(``params_patch``), what LiteLLM's auth and logging hold (``caller``, ``usage_fields``) and every
+LiteLLM internal it reads (``litellm_compat``). The only other module that imports LiteLLM is the
+client's ``aiohttp_stream`` (LiteLLM's aiohttp pool); import-linter keeps it so."""
 
 from __future__ import annotations
 

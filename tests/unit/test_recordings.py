@@ -81,3 +81,9 @@ def test_scrub_blanks_user_turns_wherever_they_are_nested_and_masks_secrets():
         'data: {"type":"x","text":"mail user@example.invalid, session ses_recorded, tok"}'
     )
     assert scrubbed["expected"]["content"] == "token *** in ses_recorded"
+
+
+def test_the_recorder_writes_the_format_the_fake_replays():
+    from litellm_conol.ops.record import RECORDING_FORMAT as WRITTEN
+
+    assert WRITTEN == RECORDING_FORMAT == "litellm-conol-recording/1"
