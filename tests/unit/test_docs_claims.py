@@ -272,3 +272,28 @@ def test_the_readme_links_the_tutorial_and_fits_one_screen():
     readme = PAGES["README.md"]
     assert "(docs/tutorial.md)" in readme
     assert len(readme.splitlines()) <= 60
+
+
+# --- module paths named in the docs and in the code's own comments ---------------------------------
+
+MODULE_PATH = re.compile(r"(?<![\w/.-])((?:core|reuse|client|provider|ops|fake)/[\w/]+\.py)\b")
+
+
+def _texts_naming_modules() -> dict[str, str]:
+    texts = {f"docs/{name}": text for name, text in PAGES.items()}
+    for folder in ("litellm_conol", "tests", "bench"):
+        for path in (ROOT / folder).rglob("*.py"):
+            texts[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
+    return texts
+
+
+def test_every_module_path_named_in_the_docs_and_comments_exists():
+    """``core/protocol/wire.py`` in a page or a comment is a promise that the file is there: a move
+    that forgets a pointer fails here (LiteLLM's own paths name ``litellm/…`` and do not match)."""
+    missing = sorted(
+        f"{where}: {path}"
+        for where, text in _texts_naming_modules().items()
+        for path in set(MODULE_PATH.findall(text))
+        if not (ROOT / "litellm_conol" / path).exists()
+    )
+    assert missing == []
