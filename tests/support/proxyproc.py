@@ -22,9 +22,10 @@ MASTER_KEY = "sk-test-master"
 
 # Configs name test modules (``support.spend_logger.spend_recorder``, ``support.caller_kwargs``) as
 # callbacks and handlers, and LiteLLM imports them by dotted path inside the proxy process: so every
-# proxy gets ``tests/`` (and the repository, for its workers) on its PYTHONPATH. It costs nothing where
-# a config names none: nothing at the top of ``tests/`` shadows a package the proxy imports.
-_PROXY_PYTHONPATH = [str(TESTS), str(ROOT)]
+# proxy gets ``tests/`` on its PYTHONPATH. It costs nothing where a config names none: nothing at the top
+# of ``tests/`` shadows a package the proxy imports. (``litellm_conol`` comes from the working tree
+# already: the proxy runs with ``python -m`` in the repository.)
+_PROXY_PYTHONPATH = [str(TESTS)]
 
 
 def free_port() -> int:
