@@ -12,7 +12,6 @@ from pathlib import Path
 
 import openai
 import pytest
-from support.paths import TESTS
 from support.proxyproc import MASTER_KEY, fake_env, running_proxy, shipped_config
 
 from litellm_conol.fake import FakeConol
@@ -41,8 +40,10 @@ def shipped_proxy(proxy_fake, spend_log, tmp_path_factory):
             "litellm_params": {"model": "conol/private-model", "agent_model": "vendor/private-1"},
         }
     )
-    env = {**fake_env(proxy_fake), "SPEND_LOG_FILE": str(spend_log), "PYTHONPATH": str(TESTS)}
-    with running_proxy(config, tmp_path_factory.mktemp("proxy"), env, secrets=[proxy_fake.token]) as process:
+    env = {**fake_env(proxy_fake), "SPEND_LOG_FILE": str(spend_log)}
+    with running_proxy(
+        config, tmp_path_factory.mktemp("proxy"), env=env, secrets=[proxy_fake.token]
+    ) as process:
         yield process
 
 

@@ -64,7 +64,7 @@ def boundary_proxy(boundary_fake, tmp_path_factory) -> Iterator[ProxyProcess]:
     params = {"model": "conol/claude-haiku-4-5", "max_images": 5, "session_reuse": "off"}
     config["model_list"].append({"model_name": GUARDED, "litellm_params": params})
     directory = tmp_path_factory.mktemp("boundary-proxy")
-    with running_proxy(config, directory, fake_env(boundary_fake), secrets=[boundary_fake.token]) as proc:
+    with running_proxy(config, directory, env=fake_env(boundary_fake), secrets=[boundary_fake.token]) as proc:
         yield proc
 
 

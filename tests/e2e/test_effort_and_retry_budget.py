@@ -52,7 +52,7 @@ def proxy(fake, tmp_path_factory):
         }
     )
     with running_proxy(
-        config, tmp_path_factory.mktemp("effort"), fake_env(fake), secrets=[fake.token]
+        config, tmp_path_factory.mktemp("effort"), env=fake_env(fake), secrets=[fake.token]
     ) as process:
         yield process
 

@@ -23,14 +23,12 @@ from support.fault_matrix import (
 )
 from support.faults import (
     chat_body,
-    closed_port,
     deployment,
     post_chat,
     proxy_config,
-    running_proxy,
     stream_chat,
 )
-from support.proxyproc import MASTER_KEY
+from support.proxyproc import MASTER_KEY, free_port, running_proxy
 from support.timing import bound
 
 import litellm_conol
@@ -59,7 +57,7 @@ def fault_proxy(tmp_path_factory):
             # credentials from the environment, as in the shipped config; the rows' stall budgets are
             # per request, which the operator allows here (docs/configuration.md#who-sets-what)
             deployment("conol-fault", caller_options=["first_event_timeout", "idle_timeout"]),
-            deployment("conol-refused", api_base=f"http://127.0.0.1:{closed_port()}", api_key="unused"),
+            deployment("conol-refused", api_base=f"http://127.0.0.1:{free_port()}", api_key="unused"),
         ]
         config = proxy_config(model_list, router_settings={"num_retries": 0, "disable_cooldowns": True})
         env = {
@@ -70,7 +68,7 @@ def fault_proxy(tmp_path_factory):
             # each row meets its fault once per path: no memory of the same request's failure
             "CONOL_FAILURE_MEMORY_SECONDS": "0",
         }
-        with running_proxy(tmp_path_factory.mktemp("fault-proxy"), config, env) as proxy:
+        with running_proxy(config, tmp_path_factory.mktemp("fault-proxy"), env=env) as proxy:
             yield server, proxy
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +26,6 @@ import httpx
 import pytest
 import yaml
 from support.faults import AUTH, conol, proxy_config
-from support.paths import ROOT, TESTS
 from support.proxyproc import ProxyProcess
 from support.redisproc import RedisServer, require_redis_server
 from support.timing import bound
@@ -59,15 +57,6 @@ class Fleet:
     usage_log: Path
 
 
-def wait_for_workers(process: ProxyProcess, count: int, timeout: float) -> None:
-    """Until ``count`` workers have started (each logs uvicorn's startup line once)."""
-    deadline = time.monotonic() + timeout
-    while process.log().count("Application startup complete.") < count:
-        if time.monotonic() > deadline or process.process.poll() is not None:
-            raise TimeoutError(f"{count} workers did not start:\n{process.log()[-3000:]}")
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     binary = require_redis_server()
@@ -84,7 +73,6 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         path = directory / "config.yaml"
         path.write_text(yaml.safe_dump(config))
         env = {
-            "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]),
             "REDIS_URL": redis_server.url,
             "CONOL_USAGE_LOG": str(usage_log),
         }
@@ -96,7 +84,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
             stack.callback(instance.stop)
         for instance in instances:  # both start at once
             instance.wait_ready(timeout=bound(150))
-            wait_for_workers(instance, WORKERS, timeout=bound(150))
+            instance.wait_for_workers(WORKERS, timeout=bound(150))
         yield Fleet(fake, redis_server, instances, usage_log)
         for instance in instances:
             assert fake.token not in instance.log()

@@ -53,7 +53,9 @@ def proxy(fake, tmp_path_factory):
         "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"},
     }
     secrets = [fake.token, AGENT_SERVER_KEY]
-    with running_proxy(config, tmp_path_factory.mktemp("proxy"), fake_env(fake), secrets=secrets) as process:
+    with running_proxy(
+        config, tmp_path_factory.mktemp("proxy"), env=fake_env(fake), secrets=secrets
+    ) as process:
         yield process
 
 

@@ -73,7 +73,9 @@ def fake() -> Iterator[FakeConol]:
 
 
 def _proxy(fake: FakeConol, directory: Any, interval: float | None) -> Iterator[ProxyProcess]:
-    with running_proxy(keepalive_config(interval), directory, fake_env(fake), secrets=[fake.token]) as proxy:
+    with running_proxy(
+        keepalive_config(interval), directory, env=fake_env(fake), secrets=[fake.token]
+    ) as proxy:
         yield proxy
 
 

@@ -11,9 +11,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-import yaml
-from support.paths import ROOT
-from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
 
 from litellm_conol.core.models.catalog import default_catalog
 from litellm_conol.fake import FakeConol
@@ -26,7 +24,7 @@ PRICED = {"input_cost_per_token": 4e-06, "output_cost_per_token": 8e-06}
 def model_map_proxy(tmp_path_factory):
     folder = tmp_path_factory.mktemp("model_map_proxy")
     spend = folder / "spend.jsonl"
-    config = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
+    config = shipped_config()
     config["litellm_settings"]["callbacks"] = ["support.spend_logger.spend_recorder"]
     config["model_list"].append(
         {
@@ -35,21 +33,10 @@ def model_map_proxy(tmp_path_factory):
             "model_info": PRICED,
         }
     )
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
     with FakeConol() as fake:
-        env = {
-            "CONOL_API_BASE": fake.base_url,
-            "CONOL_SESSION_TOKEN": fake.token,
-            "SPEND_LOG_FILE": str(spend),
-            "PYTHONPATH": str(ROOT / "tests"),
-        }
-        process = ProxyProcess(config=path, env=env, log_path=folder / "proxy.log")
-        try:
-            process.wait_ready()
+        env = {**fake_env(fake), "SPEND_LOG_FILE": str(spend)}
+        with running_proxy(config, folder, env=env) as process:
             yield process, spend
-        finally:
-            process.stop()
 
 
 def _get(proxy: ProxyProcess, path: str) -> dict:

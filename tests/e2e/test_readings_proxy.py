@@ -39,7 +39,7 @@ def readings_proxy(readings_fake, usage_file, tmp_path_factory) -> Iterator[Prox
     )
     env = {**fake_env(readings_fake), "CONOL_USAGE_LOG": str(usage_file)}
     directory = tmp_path_factory.mktemp("readings-proxy")
-    with running_proxy(config, directory, env, secrets=[readings_fake.token]) as process:
+    with running_proxy(config, directory, env=env, secrets=[readings_fake.token]) as process:
         yield process
 
 

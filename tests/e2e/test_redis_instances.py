@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from typing import Any
 import pytest
 import yaml
 from support.faults import Outcome, chat_body, conol, creates, post_chat, proxy_config
-from support.paths import ROOT, TESTS
 from support.proxyproc import ProxyProcess
 from support.redisproc import RedisServer, require_redis_server
 
@@ -106,7 +104,6 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
         path = directory / "config.yaml"
         path.write_text(yaml.safe_dump(team_config(fakes)))
         env = {
-            "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]),
             "REDIS_HOST": "127.0.0.1",
             "REDIS_PORT": str(server.port),
         }

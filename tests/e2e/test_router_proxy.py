@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.faults import chat_body, creates, post_chat, proxy_config, running_proxy, stream_chat
+from support.faults import chat_body, creates, post_chat, proxy_config, stream_chat
+from support.proxyproc import running_proxy
 from support.timing import bound
 
 import litellm_conol
@@ -54,7 +55,7 @@ def router_proxy(tmp_path_factory):
             "fallbacks": [{"conol-primary": ["conol-backup"]}],
         }
         config = proxy_config(model_list, router_settings=router_settings)
-        with running_proxy(tmp_path_factory.mktemp("router-proxy"), config) as proxy:
+        with running_proxy(config, tmp_path_factory.mktemp("router-proxy")) as proxy:
             yield healthy, broken, proxy
 
 

@@ -59,7 +59,7 @@ def scope_proxy(scope_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProce
     config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
     env = {**fake_env(scope_fake), "CONOL_USAGE_LOG": str(usage_file), "CONOL_FAILURE_MEMORY_SECONDS": "300"}
     directory = tmp_path_factory.mktemp("scope-proxy")
-    with running_proxy(config, directory, env, secrets=[scope_fake.token]) as process:
+    with running_proxy(config, directory, env=env, secrets=[scope_fake.token]) as process:
         yield process
 
 

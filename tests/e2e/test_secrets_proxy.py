@@ -8,7 +8,8 @@ import json
 import httpx
 import pytest
 from support.echoes import SECRET
-from support.faults import AUTH, chat_body, deployment, post_chat, proxy_config, running_proxy, stream_chat
+from support.faults import AUTH, chat_body, deployment, post_chat, proxy_config, stream_chat
+from support.proxyproc import running_proxy
 
 import litellm_conol
 
@@ -48,7 +49,7 @@ def secret_proxy(secret_server, tmp_path_factory):
         "CONOL_SESSION_TOKEN": SECRET,
         "SPEND_ROWS_FILE": str(spend_rows),
     }
-    with running_proxy(directory, config, env, args=["--detailed_debug"]) as proxy:
+    with running_proxy(config, directory, env=env, args=["--detailed_debug"]) as proxy:
         yield proxy, spend_rows
 
 

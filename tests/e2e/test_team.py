@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -76,19 +75,10 @@ def team_proxy(team_fake, usage_log, tmp_path_factory):
     process = ProxyProcess(config=TEAM_CONFIG, env=env, log_path=log, args=WORKER_ARGS)
     try:
         process.wait_ready()
-        wait_for_workers(process, WORKERS)
+        process.wait_for_workers(WORKERS)
         yield process
     finally:
         process.stop()
-
-
-def wait_for_workers(process: ProxyProcess, count: int, timeout: float = 90) -> None:
-    """Until ``count`` workers have finished starting (each logs uvicorn's startup line once)."""
-    deadline = time.monotonic() + timeout
-    while process.log().count("Application startup complete.") < count:
-        if time.monotonic() > deadline or process.process.poll() is not None:
-            raise TimeoutError(f"{count} workers did not start:\n{process.log()[-3000:]}")
-        time.sleep(0.2)
 
 
 @pytest.fixture

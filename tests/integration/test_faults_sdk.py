@@ -25,7 +25,8 @@ from support.fault_matrix import (
     outcome_name,
     report_matrix,  # noqa: F401 - autouse: prints the observed matrix
 )
-from support.faults import closed_port, open_fds, other_tasks, pool_connections, settle_tasks
+from support.faults import open_fds, other_tasks, pool_connections, settle_tasks
+from support.proxyproc import free_port
 from support.timing import bound
 
 import litellm_conol
@@ -56,7 +57,7 @@ def fault_fake(conol_fake: FakeConol) -> FakeConol:
 async def _sdk_call(
     fault_fake: FakeConol, row: Row, stream: bool
 ) -> tuple[str | None, BaseException | None, Any]:
-    api_base = f"http://127.0.0.1:{closed_port()}" if row.refused else fault_fake.base_url
+    api_base = f"http://127.0.0.1:{free_port()}" if row.refused else fault_fake.base_url
     kwargs = {"model": MODEL, "messages": [{"role": "user", "content": row.text}], **row.options}
     try:
         if stream:

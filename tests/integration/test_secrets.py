@@ -18,7 +18,7 @@ import litellm
 import pytest
 from support.chat import MODEL
 from support.echoes import SECRET
-from support.faults import closed_port
+from support.proxyproc import free_port
 
 import litellm_conol
 from litellm_conol.client.driver import SessionRun
@@ -179,7 +179,7 @@ async def test_no_token_in_exceptions_or_any_log_line(secret_fake, all_logs, cap
         await call(text, False, **extra)
         await call(text, True, **extra)
     # connection refused, and a token the fake rejects (401 on create, then on a status poll)
-    await call("Hi", False, api_base=f"http://127.0.0.1:{closed_port()}")
+    await call("Hi", False, api_base=f"http://127.0.0.1:{free_port()}")
     secret_fake.configure(revoke_token=True)
     await call("Hi", False)
     secret_fake.configure(revoke_token=False)

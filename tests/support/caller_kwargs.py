@@ -120,11 +120,9 @@ def __getattr__(name: str) -> Any:
 def record(directory: Path) -> dict[str, Any]:
     """Run every case through a real proxy; the fixture's content."""
     import httpx
-    import yaml
 
     from litellm_conol.fake import FakeConol
-    from support.paths import TESTS
-    from support.proxyproc import MASTER_KEY, ProxyProcess
+    from support.proxyproc import MASTER_KEY, running_proxy
 
     out = directory / "kwargs.jsonl"
     with FakeConol() as fake:
@@ -135,13 +133,8 @@ def record(directory: Path) -> dict[str, Any]:
             "litellm_settings": {"custom_provider_map": [handler], "telemetry": False},
             "general_settings": {"master_key": "os.environ/LITELLM_MASTER_KEY"},
         }
-        path = directory / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        env = {ENV_OUT: str(out), "PYTHONPATH": str(TESTS)}
-        proxy = ProxyProcess(config=path, env=env, log_path=directory / "proxy.log")
-        proxy.wait_ready()
         recorded: dict[str, Any] = {}
-        try:
+        with running_proxy(config, directory, env={ENV_OUT: str(out)}) as proxy:
             for name, (route, body) in CASES.items():
                 response = httpx.post(
                     proxy.base_url + route,
@@ -152,8 +145,6 @@ def record(directory: Path) -> dict[str, Any]:
                 assert response.status_code == 200, response.text
                 lines = out.read_text().splitlines()
                 recorded[name] = {"route": route, "request": body, "kwargs": json.loads(lines[-1])}
-        finally:
-            proxy.stop()
     return {"cases": recorded}
 
 

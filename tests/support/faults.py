@@ -10,29 +10,17 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
 
 from litellm_conol.client.aiohttp_stream import pooled_connections
 from litellm_conol.fake import FakeConol
-from support.paths import ROOT, TESTS
-from support.proxyproc import MASTER_KEY, ProxyProcess
+from support.proxyproc import MASTER_KEY
 
 AUTH = {"Authorization": f"Bearer {MASTER_KEY}"}
-
-
-def closed_port() -> int:
-    """A local port nobody listens on (bound then released: connecting is refused)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def proxy_config(
@@ -56,21 +44,6 @@ def proxy_config(
     if router_settings:
         config["router_settings"] = router_settings
     return config
-
-
-@contextlib.contextmanager
-def running_proxy(
-    directory: Path, config: dict[str, Any], env: dict[str, str] | None = None, args: list[str] | None = None
-) -> Iterator[ProxyProcess]:
-    path = directory / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    full_env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]), **(env or {})}
-    process = ProxyProcess(config=path, env=full_env, log_path=directory / "proxy.log", args=args)
-    try:
-        process.wait_ready()
-        yield process
-    finally:
-        process.stop()
 
 
 def deployment(name: str, model: str = "conol/claude-haiku-4-5", **params: Any) -> dict[str, Any]:

@@ -5,5 +5,5 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TESTS = ROOT / "tests"  # on the PYTHONPATH of proxies that load support.spend_logger callbacks
+TESTS = ROOT / "tests"  # on the PYTHONPATH of every proxy (support.proxyproc)
 RECORDINGS = sorted((TESTS / "fixtures").glob("*.json"))  # the committed replay fixtures

@@ -16,12 +16,21 @@ from typing import Any
 import httpx
 import yaml
 
-from support.paths import ROOT
+from support.paths import ROOT, TESTS
 
 MASTER_KEY = "sk-test-master"
 
+# Configs name test modules (``support.spend_logger.spend_recorder``, ``support.caller_kwargs``) as
+# callbacks and handlers, and LiteLLM imports them by dotted path inside the proxy process: so every
+# proxy gets ``tests/`` on its PYTHONPATH. It costs nothing where a config names none: nothing at the top
+# of ``tests/`` shadows a package the proxy imports. (``litellm_conol`` comes from the working tree
+# already: the proxy runs with ``python -m`` in the repository.)
+_PROXY_PYTHONPATH = [str(TESTS)]
+
 
 def free_port() -> int:
+    """A local port nobody listens on (bound then released): for a server to take, or for a client to
+    be refused on."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -47,10 +56,12 @@ class ProxyProcess:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
+        inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
         full_env = {
             **os.environ,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "LITELLM_MASTER_KEY": MASTER_KEY,
+            "PYTHONPATH": os.pathsep.join([*_PROXY_PYTHONPATH, *inherited]),
             **env,
         }
         command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
@@ -71,6 +82,14 @@ class ProxyProcess:
         except (RuntimeError, TimeoutError) as exc:
             self.stop()
             raise type(exc)(f"{exc}:\n{self.log()[-4000:]}") from None
+
+    def wait_for_workers(self, count: int, timeout: float = 90.0) -> None:
+        """Until ``count`` workers have started (each logs uvicorn's startup line once)."""
+        deadline = time.monotonic() + timeout
+        while self.log().count("Application startup complete.") < count:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise TimeoutError(f"{count} workers did not start:\n{self.log()[-3000:]}")
+            time.sleep(0.2)
 
     def log(self) -> str:
         self._log.flush()
@@ -100,18 +119,24 @@ def fake_env(fake: Any) -> dict[str, str]:
 
 @contextmanager
 def running_proxy(
-    config: dict[str, Any], directory: Path, env: dict[str, str] | None = None, *, secrets: Sequence[str] = ()
+    config: dict[str, Any],
+    directory: Path,
+    *,
+    env: dict[str, str] | None = None,
+    args: list[str] | None = None,
+    secrets: Sequence[str] = (),
 ) -> Iterator[ProxyProcess]:
-    """A ready proxy on ``config`` (written to ``directory/config.yaml``), stopped on the way out; then
+    """A ready proxy on ``config`` (written to ``directory/config.yaml``, its log to
+    ``directory/proxy.log``) started with the extra command-line ``args``, stopped on the way out; then
     its log must hold none of ``secrets`` (the check names how many leaked, never the secret)."""
     path = directory / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    process = ProxyProcess(config=path, env=env or {}, log_path=path.with_suffix(".log"))
+    process = ProxyProcess(config=path, env=env or {}, log_path=directory / "proxy.log", args=args)
     try:
         process.wait_ready()
         yield process
     finally:
         process.stop()
-    log = path.with_suffix(".log").read_text(errors="replace")
+    log = process.log_path.read_text(errors="replace")
     leaked = sum(secret in log for secret in secrets)
-    assert leaked == 0, f"{leaked} secret(s) in the proxy log {path.with_suffix('.log')}"
+    assert leaked == 0, f"{leaked} secret(s) in the proxy log {process.log_path}"
