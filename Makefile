@@ -7,6 +7,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP := True
+# Bytecode is cached (in .venv and the ignored __pycache__ folders) even where the environment turns
+# it off: otherwise every test process and every proxy the tests start compiles LiteLLM from source,
+# about 3 s each (docs/development.md#commands).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint typecheck docs unit bench bench-reuse fake clean redis-server nox
 
