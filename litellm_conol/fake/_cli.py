@@ -13,6 +13,8 @@ differ only in the default port, which each entry point passes to ``add_fake_arg
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -126,8 +128,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     """Do what the parsed flags of ``add_fake_arguments`` ask: list the scenarios, or serve until
     SIGINT/SIGTERM."""
     if args.list_scenarios:
-        print("\n".join(scenario_lines()))
-        return 0
+        return _print_lines(scenario_lines())
     run_forever(
         args.host,
         args.port,
@@ -137,6 +138,16 @@ def run_from_args(args: argparse.Namespace) -> int:
         drift=args.drift,
         readings=readings_from_args(args),
     )
+    return 0
+
+
+def _print_lines(lines: list[str]) -> int:
+    """Print, and stop quietly when the reader stops reading (``--list-scenarios | head``)."""
+    try:
+        print("\n".join(lines), flush=True)
+    except BrokenPipeError:
+        # Python would report the closed pipe again while flushing at exit: point stdout elsewhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

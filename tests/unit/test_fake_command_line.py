@@ -136,3 +136,25 @@ def test_the_deprecated_add_arguments_warns_and_adds_the_module_flags():
     assert described(parser) == described(module_parser())
     assert parser.parse_args([]).port == 0
     assert "add_arguments" not in fake.__all__
+
+
+def test_list_scenarios_stops_quietly_when_the_reader_goes_away(monkeypatch):
+    """``litellm-conol fake --list-scenarios | head``: the closed pipe ends the listing with 0 and
+    stdout is pointed at /dev/null, so Python's flush at exit reports nothing."""
+    redirected: list[int] = []
+
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def fileno(self) -> int:
+            return 97
+
+    monkeypatch.setattr(fake_cli.sys, "stdout", ClosedPipe())
+    monkeypatch.setattr(fake_cli.os, "dup2", lambda source, target: redirected.append(target))
+    monkeypatch.setattr(fake_cli.os, "open", lambda path, flags: 96)
+    assert fake_cli.main(["--list-scenarios"]) == 0
+    assert redirected == [97]
