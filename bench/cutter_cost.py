@@ -18,7 +18,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_conol.core.answer.cutter import AnswerCutter, Cut
 from litellm_conol.fake import long_text
-from litellm_conol.provider.chunks import answer_token_counter
+from litellm_conol.provider.usage import answer_token_counter
 
 ANSWER_CHARS = 100_000
 SNAPSHOT_CHARS = 100

@@ -48,7 +48,7 @@ ENTRY_POINTS = (
     ("-- the new turn rendered (`render_turn`)", "/reuse/turns.py", "render_turn"),
     (
         "-- usage estimated (`turn_usage_of`: LiteLLM's token_counter)",
-        "/provider/chunks.py",
+        "/provider/usage.py",
         "turn_usage_of",
     ),
     ("-- every event of the stream handled (`SessionRun._handle`)", "/client/driver.py", "_handle"),

@@ -179,7 +179,7 @@ def _connection(args: argparse.Namespace) -> Endpoint | None:
     without a token."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the cost map
     from .core.config.options import request_endpoint
-    from .core.config.table import SETTINGS
+    from .core.config.settings_table import SETTINGS
     from .core.errors import MissingCredential
 
     token = args.token or os.environ.get(str(SETTINGS["api_key"].env))

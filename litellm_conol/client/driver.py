@@ -27,8 +27,8 @@ from ..core.protocol.end_policy import (
 from ..core.protocol.session_info import RunStats, SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
 from ..core.protocol.wire import ConolEvent, CreateSessionBody, parse_event, unreadable_reason
-from .followup import FollowUpRefused, FollowUpStart, SessionStart
-from .inbox import _Event, _Inbox, _Item, _Status, _StreamClosed
+from .follow_up import FollowUpRefused, FollowUpStart, SessionStart
+from .inbox import Inbox, InboxItem, StatusReport, StreamClosed, StreamEvent
 from .transport import SessionTransport
 
 _T = TypeVar("_T")
@@ -70,7 +70,7 @@ class SessionRun:
         deadline = loop.time() + self.timeout
         session_id = await self._create(deadline)
         yield []  # the session exists: callers may check `info` before any content arrives
-        inbox = _Inbox()
+        inbox = Inbox()
         tasks: set[asyncio.Task[None]] = set()
         policy = EndPolicy(self.timing, loop.time())
         self._start(tasks, self._read_stream(session_id, inbox))
@@ -105,7 +105,7 @@ class SessionRun:
                 if item is None:
                     continue
                 pieces = self._handle(item, policy, loop.time(), session_id, inbox, tasks)
-                if isinstance(item, _Event):
+                if isinstance(item, StreamEvent):
                     pieces += self._handle_queued_events(policy, session_id, inbox, tasks)
                 if self.assembler.cut is not None:
                     self._drop_upstream()  # before the last text goes out: conol need not write on
@@ -140,7 +140,7 @@ class SessionRun:
             abort()
 
     def _handle_queued_events(
-        self, policy: EndPolicy, session_id: str, inbox: _Inbox, tasks: set[asyncio.Task[None]]
+        self, policy: EndPolicy, session_id: str, inbox: Inbox, tasks: set[asyncio.Task[None]]
     ) -> list[Piece]:
         """Events that queued up meanwhile, handled at once: their pieces go out as one batch.
 
@@ -153,7 +153,7 @@ class SessionRun:
                 break
             item = inbox.get_nowait()
             pieces += self._handle(item, policy, asyncio.get_running_loop().time(), session_id, inbox, tasks)
-            if not isinstance(item, _Event):
+            if not isinstance(item, StreamEvent):
                 break
         return pieces
 
@@ -183,14 +183,14 @@ class SessionRun:
 
     def _handle(
         self,
-        item: _Item,
+        item: InboxItem,
         policy: EndPolicy,
         now: float,
         session_id: str,
-        inbox: _Inbox,
+        inbox: Inbox,
         tasks: set[asyncio.Task[None]],
     ) -> list[Piece]:
-        if isinstance(item, _Event):
+        if isinstance(item, StreamEvent):
             policy.on_activity(now)
             event = parse_event(item.data)
             if event is None:
@@ -205,7 +205,7 @@ class SessionRun:
             if self.assembler.done:
                 policy.on_definitive("done event")
             return pieces
-        if isinstance(item, _Status):
+        if isinstance(item, StatusReport):
             if item.error is not None:
                 raise item.error
             self._check_turn_taken(item.value, policy, now, session_id)
@@ -273,7 +273,7 @@ class SessionRun:
             )
 
     def _reconnect(
-        self, policy: EndPolicy, session_id: str, inbox: _Inbox, tasks: set[asyncio.Task[None]]
+        self, policy: EndPolicy, session_id: str, inbox: Inbox, tasks: set[asyncio.Task[None]]
     ) -> None:
         # The server closed the stream (or refused it) while the agent is still running: not the
         # end. The new connection replays the history; cumulative snapshots and tool dedupe absorb
@@ -299,7 +299,7 @@ class SessionRun:
             f"{what}; last error: {last.message}", status_code=last.status_code, headers=last.headers
         )
 
-    async def _read_stream(self, session_id: str, inbox: _Inbox, delay: float = 0.0) -> None:
+    async def _read_stream(self, session_id: str, inbox: Inbox, delay: float = 0.0) -> None:
         if delay:
             await asyncio.sleep(delay)
         received = 0
@@ -309,25 +309,25 @@ class SessionRun:
                 try:
                     async for data in stream:
                         received += 1
-                        inbox.put_nowait(_Event(data))
+                        inbox.put_nowait(StreamEvent(data))
                 finally:
                     self._aborts.discard(stream.abort)
         except ConolError as exc:
-            inbox.put_nowait(_StreamClosed(exc, received))
+            inbox.put_nowait(StreamClosed(exc, received))
             return
         except Exception as exc:  # never leave the driver waiting on a reader that died
             failure = UpstreamError(f"reading conol's event stream failed: {type(exc).__name__}")
-            inbox.put_nowait(_StreamClosed(failure, received))
+            inbox.put_nowait(StreamClosed(failure, received))
             return
-        inbox.put_nowait(_StreamClosed(None, received))
+        inbox.put_nowait(StreamClosed(None, received))
 
-    async def _poll(self, session_id: str, inbox: _Inbox) -> None:
+    async def _poll(self, session_id: str, inbox: Inbox) -> None:
         try:
-            inbox.put_nowait(_Status(await self.transport.get_status(session_id)))
+            inbox.put_nowait(StatusReport(await self.transport.get_status(session_id)))
         except ConolError as exc:
-            inbox.put_nowait(_Status(None, exc))
+            inbox.put_nowait(StatusReport(None, exc))
         except Exception:  # a failed poll is not terminal (docs/protocol.md#end-of-answer): the next retries
-            inbox.put_nowait(_Status(None))
+            inbox.put_nowait(StatusReport(None))
 
     @staticmethod
     def _start(tasks: set[asyncio.Task[None]], coro: Coroutine[Any, Any, None]) -> None:

@@ -10,26 +10,26 @@ from ..core.errors import ConolError
 
 
 @dataclass(frozen=True, slots=True)
-class _Event:
+class StreamEvent:
     data: bytes
 
 
 @dataclass(frozen=True, slots=True)
-class _StreamClosed:
+class StreamClosed:
     error: ConolError | None = None
     received: int = 0  # data lines this connection delivered
 
 
 @dataclass(frozen=True, slots=True)
-class _Status:
+class StatusReport:
     value: str | None
     error: ConolError | None = None
 
 
-_Item = _Event | _StreamClosed | _Status
+InboxItem = StreamEvent | StreamClosed | StatusReport
 
 
-class _Inbox:
+class Inbox:
     """What the reader and poll tasks report, in order; only the driver takes from it.
 
     ``asyncio.Queue`` would do, but it carries four deques and an event per session (about 2.5 KB of
@@ -39,10 +39,10 @@ class _Inbox:
     __slots__ = ("_items", "_waiter")
 
     def __init__(self) -> None:
-        self._items: deque[_Item] = deque()
+        self._items: deque[InboxItem] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
-    def put_nowait(self, item: _Item) -> None:
+    def put_nowait(self, item: InboxItem) -> None:
         self._items.append(item)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -51,17 +51,17 @@ class _Inbox:
     def empty(self) -> bool:
         return not self._items
 
-    def get_nowait(self) -> _Item:
+    def get_nowait(self) -> InboxItem:
         return self._items.popleft()
 
-    async def get(self, deadline: float) -> _Item | None:
+    async def get(self, deadline: float) -> InboxItem | None:
         """The next item, or ``None`` once ``deadline`` (loop time) has passed."""
         if self._items:
             return self._items.popleft()  # the hot path: items already waiting cost no timer
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
         self._waiter = waiter
-        timer = loop.call_at(deadline, _wake, waiter)
+        timer = loop.call_at(deadline, wake_waiter, waiter)
         try:
             await waiter
         finally:
@@ -70,6 +70,6 @@ class _Inbox:
         return self._items.popleft() if self._items else None
 
 
-def _wake(waiter: asyncio.Future[None]) -> None:
+def wake_waiter(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)

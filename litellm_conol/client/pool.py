@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from ..core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
+from ..core.config.settings_table import DEFAULT_MAX_CONCURRENT_POLLS
 from .aiohttp_stream import litellm_transport
 from .aiohttp_stream import pooled_connections as pooled_connections
 

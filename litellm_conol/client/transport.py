@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import httpx
 from pydantic import ValidationError
 
-from ..core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
+from ..core.config.settings_table import DEFAULT_MAX_CONCURRENT_POLLS
 from ..core.errors import AuthenticationFailed, ConolError, UpstreamError
 from ..core.protocol.account import judge_auth
 from ..core.protocol.endpoint import Endpoint

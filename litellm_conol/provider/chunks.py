@@ -1,10 +1,4 @@
-"""Core pieces → LiteLLM's types: streaming chunks, the final ModelResponse, usage, extra fields.
-
-Usage is conol's ``contextUsage`` where an event carried it (``core.turn_usage`` says how it maps),
-otherwise estimated with LiteLLM's own token counter; ``provider_specific_fields`` says which
-(``usage``: ``"reported"`` or ``"estimated"``, and ``usage_estimated``). The reasoning share of the
-completion tokens is counted as LiteLLM's stream builder counts it, so a streamed and a non-streamed
-answer report the same usage.
+"""Core pieces → LiteLLM's streaming chunks, all of one stream with the same id and creation time.
 
 Chunks look like a first-party provider's: ``_hidden_params`` name the provider, and a chunk that
 adds no text has ``delta.content == ""`` (not None), except a tool-call delta (OpenAI's convention:
@@ -15,18 +9,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import litellm
 from litellm.types.utils import (
     ChatCompletionDeltaToolCall,
-    ChatCompletionMessageToolCall,
     Delta,
     Function,
-    Message,
-    ModelResponse,
     ModelResponseStream,
     StreamingChoices,
     Usage,
@@ -40,131 +30,12 @@ from ..core.answer.assembler import (
     ReasoningDelta,
     TextDelta,
 )
-from ..core.protocol.event_fields import ContextUsage, TurnUsage, reported_model, turn_usage
-from ..core.protocol.session_info import RunStats, SessionInfo
+from ..core.protocol.session_info import SessionInfo
+from .result_fields import PROVIDER_NAME, finish_reason, session_fields
 
 
 def new_response_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
-
-
-def finish_reason(assembler: Assembler) -> str:
-    if assembler.tool_calls:
-        return "tool_calls"
-    return "length" if assembler.cut is not None and assembler.cut.reason == "length" else "stop"
-
-
-def answer_token_counter(model: str) -> Callable[[str], int]:
-    """LiteLLM's token counter for ``model``, as ``max_tokens`` counts the answer."""
-
-    def count(text: str) -> int:
-        return int(litellm.token_counter(model=model, text=text, count_response_tokens=True))
-
-    return count
-
-
-PROVIDER_NAME = "conol"
-
-
-def estimate_completion(assembler: Assembler) -> int:
-    completion_text = assembler.final_text + assembler.final_reasoning
-    completion_text += "".join(call.name + call.arguments for call in assembler.tool_calls)
-    if not completion_text:
-        return 0
-    return int(litellm.token_counter(text=completion_text, count_response_tokens=True))
-
-
-def estimate_reasoning(assembler: Assembler) -> int | None:
-    """What LiteLLM's stream builder counts for the reasoning of a streamed answer."""
-    if not assembler.final_reasoning:
-        return None
-    return int(litellm.token_counter(text=assembler.final_reasoning, count_response_tokens=True))
-
-
-def make_usage(prompt: int, completion: int, reasoning: int | None) -> Usage:
-    """Usage with ``completion_tokens_details.reasoning_tokens`` when there was reasoning (capped at
-    the completion tokens, as LiteLLM caps it)."""
-    if reasoning is None:
-        return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        total_tokens=prompt + completion,
-        reasoning_tokens=min(reasoning, completion),
-    )
-
-
-def turn_usage_of(messages: Sequence[Any], assembler: Assembler) -> TurnUsage:
-    """One session's usage: reported where conol sent ``contextUsage`` (the prompt is then not
-    counted here at all), else estimated."""
-    completion = estimate_completion(assembler)
-    context = assembler.context_usage
-    if context is not None and context.used_tokens:
-        return turn_usage(context, 0, completion)
-    return turn_usage(None, litellm.token_counter(messages=list(messages)), completion)
-
-
-def session_fields(info: SessionInfo | None) -> dict[str, Any]:
-    if info is None:
-        return {}
-    return {
-        "session_id": info.session_id,
-        "effective_model": info.effective_model,
-        "model_downgraded": info.model_downgraded,
-    }
-
-
-def result_fields(
-    info: SessionInfo | None,
-    assembler: Assembler,
-    stats: RunStats,
-    *,
-    requested: str | None = None,
-    usage_reported: bool = False,
-) -> dict[str, Any]:
-    """Everything a proxy client may want to know beyond the OpenAI fields. ``requested``: the
-    ``agentModel`` sent, to tell whether ``contextUsage.modelId`` names another model."""
-    fields = session_fields(info) | {
-        "usage": "reported" if usage_reported else "estimated",
-        "usage_estimated": not usage_reported,
-        "builtin_tools": [use.as_dict() for use in assembler.builtin_tools],
-        "ended_by": stats.ended_by,
-        "status_polls": stats.status_polls,
-    }
-    fields |= context_fields(assembler.context_usage, requested)
-    if assembler.window_resets:
-        fields["window_resets"] = assembler.window_resets  # events dropped (their meaning is unknown)
-    if assembler.dropped_calls:
-        # The model called a tool that tool_choice excluded: not returned, but not hidden either.
-        fields["dropped_tool_calls"] = [use.as_dict() for use in assembler.dropped_calls]
-    if assembler.tool_calls and assembler.final_text:
-        fields["text_with_tool_calls"] = assembler.final_text  # content is null; keep the text
-    if assembler.answer.rewritten:
-        # Streamed deltas cannot be taken back: say so, and give the final text.
-        fields["rewritten"] = True
-        fields["final_content"] = assembler.final_text
-    return fields
-
-
-def context_fields(context: ContextUsage | None, requested: str | None) -> dict[str, Any]:
-    """What ``contextUsage`` adds: its numbers, and ``modelId`` as the model that ran (a downgrade
-    the create answer did not report shows up here)."""
-    if context is None:
-        return {}
-    fields: dict[str, Any] = {
-        "context_used_tokens": context.used_tokens,
-        "context_window": context.context_window,
-    }
-    model, other = reported_model(requested or "", context)
-    if model is not None:
-        fields["effective_model"] = model
-        fields["model_reported"] = model
-        if requested is not None and other:
-            fields["model_downgraded"] = True
-    return fields
-
-
-# --- streaming ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -262,52 +133,3 @@ def _delta_tool_call(call: ClientToolCall) -> ChatCompletionDeltaToolCall:
 
 def _builtin(use: BuiltinToolUse) -> dict[str, Any]:
     return use.as_dict()
-
-
-# --- non-streaming ------------------------------------------------------------------------------
-
-
-def fill_health_response(response: ModelResponse, *, model: str) -> ModelResponse:
-    """The answer to LiteLLM's health check: the token is alive; no session ran, no tokens used."""
-    fields = {"health_check": "session token alive (GET /api/auth/get-session); no session created"}
-    response.choices[0].message = Message(content="", role="assistant", provider_specific_fields=fields)
-    response.choices[0].finish_reason = "stop"
-    response.model = model
-    response.created = int(time.time())
-    response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
-    return response
-
-
-def fill_model_response(
-    response: ModelResponse,
-    *,
-    model: str,
-    assembler: Assembler,
-    fields: dict[str, Any],
-    usage: Usage,
-    content: str | None = None,
-) -> ModelResponse:
-    """``content``: the answer to return instead of the assembled text (the validated JSON)."""
-    tool_calls = [
-        ChatCompletionMessageToolCall(
-            id=call.id, type="function", function=Function(name=call.name, arguments=call.arguments)
-        )
-        for call in assembler.tool_calls
-    ]
-    message = Message(
-        content=None if tool_calls else (assembler.final_text if content is None else content),
-        role="assistant",
-        tool_calls=tool_calls or None,
-        reasoning_content=assembler.final_reasoning or None,
-        provider_specific_fields=fields,
-    )
-    choice = response.choices[0]
-    choice.message = message
-    choice.finish_reason = finish_reason(assembler)
-    response.model = model
-    response.created = int(time.time())
-    response.usage = usage
-    response._hidden_params["custom_llm_provider"] = PROVIDER_NAME
-    response._hidden_params["usage_estimated"] = fields.get("usage_estimated", True)
-    response._hidden_params["conol"] = fields
-    return response

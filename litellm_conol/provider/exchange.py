@@ -27,7 +27,7 @@ from litellm.types.utils import Delta, ModelResponseStream, Usage
 
 from ..client.assets import asset_cache, upload_images
 from ..client.driver import SessionRun
-from ..client.followup import SessionStart
+from ..client.follow_up import SessionStart
 from ..client.pool import shared_client
 from ..client.transport import Transport
 from ..core.answer.assembler import Assembler, ClientToolCall, ReasoningDelta
@@ -48,14 +48,9 @@ from ..core.protocol.wire import CreateSessionBody
 from ..core.request.images import AssetRef, resolve_images
 from ..reuse.failure_guard import FailureGuard
 from ..reuse.session_reuse import Reuse
-from .chunks import (
-    ChunkMaker,
-    answer_token_counter,
-    estimate_reasoning,
-    make_usage,
-    result_fields,
-    turn_usage_of,
-)
+from .chunks import ChunkMaker
+from .result_fields import result_fields
+from .usage import answer_token_counter, estimate_reasoning, make_usage, turn_usage_of
 
 # what a create that names a gone asset may answer
 STALE_ASSET = frozenset({400, 404, 410, 422})

@@ -24,11 +24,12 @@ from ..core.config.options import ConolRequest, build_request, is_health_check, 
 from ..core.errors import ConolError
 from ..core.models.discovery import Discovered, discovery_settings
 from .caller import caller_of
-from .chunks import ChunkMaker, fill_health_response, fill_model_response
+from .chunks import ChunkMaker
 from .deployment import deployment_params
 from .exchange import Exchange
 from .model_map import register_model_map
 from .params_patch import allow_extra_params
+from .response import fill_health_response, fill_model_response
 from .sync import iterate_sync, run_sync
 from .usage_fields import noting
 

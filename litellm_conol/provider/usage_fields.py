@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.followup import FollowUpStart
+from ..client.follow_up import FollowUpStart
 from .exchange import Exchange
 from .litellm_compat import call_details
 

@@ -12,7 +12,7 @@ from typing import Any
 from litellm.integrations.custom_logger import CustomLogger
 
 from ..core.config.options import HEALTH_CHECK_ACCOUNT
-from ..core.config.table import SETTINGS
+from ..core.config.settings_table import SETTINGS
 from .usage_fields import USAGE_FIELDS_KEY
 
 ENV_USAGE_LOG = str(SETTINGS["usage_log"].env)

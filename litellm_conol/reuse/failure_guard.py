@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ..core.config.boundary import setting_value
 from ..core.config.options import ConolRequest
-from ..core.config.table import SETTINGS
+from ..core.config.settings_table import SETTINGS
 from ..core.errors import AgentFailed, InvalidStructuredOutput
 from ..core.protocol.wire import CreateSessionBody
 from .known_failures import KnownFailures, Remembered, failure_key

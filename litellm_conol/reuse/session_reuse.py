@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..client.driver import SessionRun
-from ..client.followup import FollowUpRefused, FollowUpStart, PinnedStart, SessionStart
+from ..client.follow_up import FollowUpRefused, FollowUpStart, PinnedStart, SessionStart
 from ..core.config.options import ConolRequest
 from ..core.errors import AgentFailed, ConolError, RequestTimeout
 from ..core.protocol.follow_up import TurnBody

@@ -17,7 +17,7 @@ import openai
 import pytest
 from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
 
-from litellm_conol.core.config.table import SETTINGS
+from litellm_conol.core.config.settings_table import SETTINGS
 from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(120)

@@ -11,7 +11,8 @@ from support.events import delta, msg, parsed, stage, tool_log
 
 from litellm_conol.core.answer.assembler import Assembler
 from litellm_conol.core.protocol.session_info import RunStats, SessionInfo
-from litellm_conol.provider.chunks import ChunkMaker, result_fields
+from litellm_conol.provider.chunks import ChunkMaker
+from litellm_conol.provider.result_fields import result_fields
 
 INFO = SessionInfo(session_id="s1", effective_model="claude-haiku-4-5", model_downgraded=False)
 USAGE = Usage(prompt_tokens=7, completion_tokens=5, total_tokens=12)

@@ -10,7 +10,7 @@ from litellm_conol.core.answer.assembler import Assembler, ClientToolCall, TextD
 from litellm_conol.core.answer.cutter import AnswerCutter, Cut, StopFinder, TokenBudget
 from litellm_conol.core.protocol.end_policy import EndPolicy, Finish, Timing
 from litellm_conol.fake import long_text
-from litellm_conol.provider.chunks import answer_token_counter
+from litellm_conol.provider.usage import answer_token_counter
 
 pytestmark = pytest.mark.timeout(30)
 

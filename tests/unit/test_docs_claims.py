@@ -17,7 +17,7 @@ import pytest
 from support.paths import ROOT
 
 from litellm_conol.cli import command_parsers
-from litellm_conol.core.config.table import SETTINGS
+from litellm_conol.core.config.settings_table import SETTINGS
 from litellm_conol.ops.cli_doc import cli_markdown, page_with_cli
 
 PAGES = {path.name: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))}

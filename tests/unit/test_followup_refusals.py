@@ -1,4 +1,4 @@
-"""What a failed follow-up post means (client/followup.py, docs/session-reuse.md#when-a-follow-up-fails):
+"""What a failed follow-up post means (client/follow_up.py, docs/session-reuse.md#when-a-follow-up-fails):
 a refusal of its kind, or the caller's usual error with whether conol may have taken the turn."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from litellm_conol import AuthenticationFailed, ConolError, RateLimited, RequestTimeout, UpstreamError
-from litellm_conol.client.followup import FollowUpRefused, FollowUpStart
+from litellm_conol.client.follow_up import FollowUpRefused, FollowUpStart
 from litellm_conol.core.protocol.follow_up import TurnBody
 from litellm_conol.core.protocol.session_info import SessionInfo
 from litellm_conol.core.protocol.turn_boundary import TurnBoundary

@@ -7,7 +7,7 @@ from litellm_conol.core.answer.assembler import Assembler
 from litellm_conol.core.protocol.event_fields import ContextUsage, TurnUsage, reported_model, turn_usage
 from litellm_conol.core.protocol.session_info import RunStats, SessionInfo
 from litellm_conol.core.protocol.wire import parse_event
-from litellm_conol.provider.chunks import result_fields
+from litellm_conol.provider.result_fields import result_fields
 
 INFO = SessionInfo("ses_1", None, False)
 

@@ -9,7 +9,7 @@ from support.paths import ROOT
 from litellm_conol import BadRequest
 from litellm_conol.core.config.boundary import settings_of, settle_params
 from litellm_conol.core.config.options import build_request
-from litellm_conol.core.config.table import SETTINGS
+from litellm_conol.core.config.settings_table import SETTINGS
 from litellm_conol.ops import reference_markdown
 from litellm_conol.ops.settings_doc import page_with_reference
 

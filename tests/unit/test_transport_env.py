@@ -8,7 +8,7 @@ import pytest
 
 from litellm_conol import BadRequest
 from litellm_conol.core.config.options import build_request
-from litellm_conol.core.config.table import DEFAULT_MAX_CONCURRENT_POLLS
+from litellm_conol.core.config.settings_table import DEFAULT_MAX_CONCURRENT_POLLS
 
 pytestmark = pytest.mark.timeout(30)
 

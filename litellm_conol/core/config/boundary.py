@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import BadRequest
 from ..settings import Setting, Settings, read_settings
-from .table import SETTINGS
+from .settings_table import SETTINGS
 
 # LiteLLM's proxy passes a raw ``extra_body`` key on as a kwarg, and its guard descends one level;
 # an ``extra_body`` inside it is refused as deep as this, which is deeper than any reader looks.

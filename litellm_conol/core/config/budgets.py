@@ -1,4 +1,5 @@
-"""The time budgets of a request, from its settings (``core/config/table.py``), and its overall timeout."""
+"""The time budgets of a request, from its settings (``core/config/settings_table.py``), and its
+overall timeout."""
 
 from __future__ import annotations
 

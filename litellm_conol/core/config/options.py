@@ -28,7 +28,7 @@ from .boundary import flat_params, settings_of
 from .budgets import SplitTimeout, request_timing, timeout_seconds
 from .credential import session_token
 from .reuse_options import ReuseOptions, reuse_options
-from .table import DEFAULT_MAX_CONCURRENT_POLLS, SETTINGS
+from .settings_table import DEFAULT_MAX_CONCURRENT_POLLS, SETTINGS
 
 BuiltinMode = Literal["hide", "expose"]
 ToolValidation = Literal["repair", "error", "off"]

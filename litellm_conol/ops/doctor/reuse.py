@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 from ...client.driver import SessionRun
-from ...client.followup import FollowUpRefused, FollowUpStart
+from ...client.follow_up import FollowUpRefused, FollowUpStart
 from ...client.transport import Transport
 from ...core.answer.assembler import Assembler
 from ...core.errors import ConolError

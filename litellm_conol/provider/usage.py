@@ -1,0 +1,64 @@
+"""Usage of one answer: conol's ``contextUsage`` where an event carried it
+(``core/protocol/event_fields.py``, ``turn_usage``, says how it maps), otherwise estimated with
+LiteLLM's own token counter; ``provider_specific_fields`` says which (``usage``: ``"reported"`` or
+``"estimated"``, and ``usage_estimated``). The reasoning share of the completion tokens is counted as
+LiteLLM's stream builder counts it, so a streamed and a non-streamed answer report the same usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import litellm
+from litellm.types.utils import Usage
+
+from ..core.answer.assembler import Assembler
+from ..core.protocol.event_fields import TurnUsage, turn_usage
+
+
+def answer_token_counter(model: str) -> Callable[[str], int]:
+    """LiteLLM's token counter for ``model``, as ``max_tokens`` counts the answer."""
+
+    def count(text: str) -> int:
+        return int(litellm.token_counter(model=model, text=text, count_response_tokens=True))
+
+    return count
+
+
+def estimate_completion(assembler: Assembler) -> int:
+    completion_text = assembler.final_text + assembler.final_reasoning
+    completion_text += "".join(call.name + call.arguments for call in assembler.tool_calls)
+    if not completion_text:
+        return 0
+    return int(litellm.token_counter(text=completion_text, count_response_tokens=True))
+
+
+def estimate_reasoning(assembler: Assembler) -> int | None:
+    """What LiteLLM's stream builder counts for the reasoning of a streamed answer."""
+    if not assembler.final_reasoning:
+        return None
+    return int(litellm.token_counter(text=assembler.final_reasoning, count_response_tokens=True))
+
+
+def make_usage(prompt: int, completion: int, reasoning: int | None) -> Usage:
+    """Usage with ``completion_tokens_details.reasoning_tokens`` when there was reasoning (capped at
+    the completion tokens, as LiteLLM caps it)."""
+    if reasoning is None:
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion,
+        reasoning_tokens=min(reasoning, completion),
+    )
+
+
+def turn_usage_of(messages: Sequence[Any], assembler: Assembler) -> TurnUsage:
+    """One session's usage: reported where conol sent ``contextUsage`` (the prompt is then not
+    counted here at all), else estimated."""
+    completion = estimate_completion(assembler)
+    context = assembler.context_usage
+    if context is not None and context.used_tokens:
+        return turn_usage(context, 0, completion)
+    return turn_usage(None, litellm.token_counter(messages=list(messages)), completion)
