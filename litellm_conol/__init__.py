@@ -23,7 +23,6 @@ registered on install) and record/replay (``record_session``, ``load_recording``
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers and the API reference only: what ``_PUBLIC`` resolves at run time
@@ -93,35 +92,10 @@ _PUBLIC: dict[str, str] = {
     "replay_scenario": ".fake._replay",
 }
 
-# Names that left the public API: they resolve for one more release, with a DeprecationWarning
-# (CHANGELOG.md, "Deprecated"). Each maps to the module that defines it.
-_DEPRECATED: dict[str, str] = {
-    "Assembler": ".core.answer.assembler",
-    "BuiltinToolUse": ".core.answer.assembler",
-    "ClientToolCall": ".core.answer.assembler",
-    "ReasoningDelta": ".core.answer.assembler",
-    "TextDelta": ".core.answer.assembler",
-    "Timing": ".core.protocol.end_policy",
-    "Catalog": ".core.models.catalog",
-    "CatalogModel": ".core.models.catalog",
-    "default_catalog": ".core.models.catalog",
-    "load_catalog": ".core.models.catalog",
-}
-
 __all__ = list(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    leaving = _DEPRECATED.get(name)
-    if leaving is not None:
-        warnings.warn(
-            f"litellm_conol.{name} is internal and leaves the public API in the next release; "
-            f"import it from litellm_conol{leaving} if you must",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        # not cached in globals(): every access warns
-        return getattr(importlib.import_module(leaving, __name__), name)
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -61,9 +61,6 @@ from __future__ import annotations
 from ._assets import AGENT_SERVER_KEY, EXTRA_MODELS, StoredAsset
 from ._catalog import DOWNGRADE_MODEL, KNOWN_MODELS
 from ._cli import COMMAND_PORT, FREE_PORT, add_fake_arguments, fake_command_parser, main, run_from_args
-from ._cli import (
-    add_arguments as add_arguments,  # deprecated (warns when called), out of __all__, for one release
-)
 from ._expected import Expected, ExpectedToolCall, expected_from_steps
 from ._library import BUILTINS, long_text, tool_result_in
 from ._records import ConnectionRecord, EventRecord, FakeConfig, RequestRecord, SessionRecord

@@ -15,32 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ._drift import DRIFTS
-from ._records import CHOICES
+from ._records import READINGS
 from ._runner import DEFAULT_TOKEN, run_forever
 
 COMMAND_PORT = 8765
 FREE_PORT = 0
 MODULE_PROGRAM = "python -m litellm_conol.fake"
-
-# the FakeConfig switches for the readings other clients report, in the order of their flags
-READING_NAMES = (
-    "framing",
-    "context_usage",
-    "context_model",
-    "balance",
-    "auth",
-    "assets",
-    "agent_servers",
-    "create_model",
-    "followup_status",
-    "followup_stage",
-    "followup_replayed_end",
-)
 
 
 def add_fake_arguments(parser: argparse.ArgumentParser, *, default_port: int) -> None:
@@ -64,48 +48,22 @@ def add_fake_arguments(parser: argparse.ArgumentParser, *, default_port: int) ->
 
 
 def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
-    """The readings other clients report (docs/protocol.md#readings), one switch each (``FakeConfig`` says
-    more)."""
-    parser.add_argument("--framing", choices=CHOICES["framing"], default="sse", help="event stream framing")
-    parser.add_argument("--context-usage", action="store_true", help="events carry contextUsage")
-    parser.add_argument("--context-model", default=None, help="the modelId contextUsage reports")
-    parser.add_argument("--balance", choices=CHOICES["balance"], default="full", help="the balance answer")
-    parser.add_argument("--auth", choices=CHOICES["auth"], default="ok", help="how get-session answers")
-    parser.add_argument("--assets", choices=CHOICES["assets"], default="on", help="POST /api/assets")
-    parser.add_argument(
-        "--agent-servers",
-        choices=CHOICES["agent_servers"],
-        default="list",
-        help="the shape of GET /api/agent-servers (absent: 404)",
-    )
-    parser.add_argument(
-        "--create-model",
-        choices=CHOICES["create_model"],
-        default="honour",
-        help="whether create runs the agentModel it names (ignore: only /model pins it)",
-    )
-    parser.add_argument(
-        "--followup-status",
-        type=int,
-        default=None,
-        help="refuse every follow-up turn with this HTTP status (default: follow-ups work)",
-    )
-    parser.add_argument(
-        "--followup-stage",
-        choices=CHOICES["followup_stage"],
-        default="new",
-        help="a follow-up turn's events in new stages or appended to the previous turn's stages",
-    )
-    parser.add_argument(
-        "--followup-replayed-end",
-        choices=CHOICES["followup_replayed_end"],
-        default="none",
-        help="what ends each earlier turn a follow-up's stream replays: nothing added, done or error",
-    )
+    """The readings other clients report (docs/protocol.md#readings), one flag per ``FakeConfig``
+    reading field (``_records.READINGS``: its default, choices and help)."""
+    for reading in READINGS:
+        flag = "--" + reading.name.replace("_", "-")
+        help_text, choices = reading.metadata["help"], reading.metadata["choices"]
+        if reading.default is False:
+            parser.add_argument(flag, action="store_true", help=help_text)
+        elif choices:
+            parser.add_argument(flag, choices=choices, default=reading.default, help=help_text)
+        else:
+            kind = int if "int" in str(reading.type) else str
+            parser.add_argument(flag, type=kind, default=reading.default, help=help_text)
 
 
 def readings_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    return {name: getattr(args, name) for name in READING_NAMES}
+    return {reading.name: getattr(args, reading.name) for reading in READINGS}
 
 
 def add_drift_argument(parser: argparse.ArgumentParser) -> None:
@@ -160,13 +118,3 @@ def fake_command_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return run_from_args(fake_command_parser().parse_args(argv))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Deprecated: ``add_fake_arguments(parser, default_port=FREE_PORT)``."""
-    warnings.warn(
-        "litellm_conol.fake.add_arguments is deprecated; use add_fake_arguments(parser, default_port=0)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    add_fake_arguments(parser, default_port=FREE_PORT)

@@ -189,16 +189,10 @@ class SessionRecord:
         }
 
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "framing": ("sse", "ndjson", "message"),
-    "balance": ("full", "total", "zero"),
-    "auth": ("ok", "dead_401", "dead_200", "rate_limited", "checkpoint"),
-    "assets": ("on", "absent"),
-    "agent_servers": ("list", "agentServers", "servers", "data", "strings", "absent"),
-    "create_model": ("honour", "ignore"),
-    "followup_stage": ("new", "same"),
-    "followup_replayed_end": ("none", "done", "error"),
-}
+def reading(default: Any, help: str, choices: tuple[str, ...] | None = None) -> Any:
+    """A ``FakeConfig`` field that is also a flag of the fake's command line (``_cli.py`` builds the
+    flag from it: ``--name-with-dashes``, this default, ``help`` and ``choices``)."""
+    return field(default=default, metadata={"help": help, "choices": choices})
 
 
 @dataclass
@@ -265,22 +259,42 @@ class FakeConfig:
     ping_interval: float = 1.0
     drift: str | None = None
     replay_dir: str | None = None
-    framing: str = "sse"
-    context_usage: bool = False
-    context_model: str | None = None
-    balance: str = "full"
-    auth: str = "ok"
-    assets: str = "on"
+    framing: str = reading("sse", "event stream framing", ("sse", "ndjson", "message"))
+    context_usage: bool = reading(False, "events carry contextUsage")
+    context_model: str | None = reading(None, "the modelId contextUsage reports")
+    balance: str = reading("full", "the balance answer", ("full", "total", "zero"))
+    auth: str = reading(
+        "ok", "how get-session answers", ("ok", "dead_401", "dead_200", "rate_limited", "checkpoint")
+    )
+    assets: str = reading("on", "POST /api/assets", ("on", "absent"))
     asset_max_bytes: int = 10 * 1024 * 1024
     asset_status: int | None = None
-    agent_servers: str = "list"
-    create_model: str = "honour"
-    followup_status: int | None = None
+    agent_servers: str = reading(
+        "list",
+        "the shape of GET /api/agent-servers (absent: 404)",
+        ("list", "agentServers", "servers", "data", "strings", "absent"),
+    )
+    create_model: str = reading(
+        "honour",
+        "whether create runs the agentModel it names (ignore: only /model pins it)",
+        ("honour", "ignore"),
+    )
+    followup_status: int | None = reading(
+        None, "refuse every follow-up turn with this HTTP status (default: follow-ups work)"
+    )
     followup_replay: bool = True
     followup_status_lag: float = 0.3
     followup_garbage: bool = False
-    followup_stage: str = "new"
-    followup_replayed_end: str = "none"
+    followup_stage: str = reading(
+        "new",
+        "a follow-up turn's events in new stages or appended to the previous turn's stages",
+        ("new", "same"),
+    )
+    followup_replayed_end: str = reading(
+        "none",
+        "what ends each earlier turn a follow-up's stream replays: nothing added, done or error",
+        ("none", "done", "error"),
+    )
     gone_status: int = 404
 
     @property
@@ -297,14 +311,23 @@ class FakeConfig:
                 raise ValueError(f"config {key}={value!r} does not fit type {types[key]}")
             if key == "drift":
                 parse_drifts(value)
-            if key in CHOICES and value not in CHOICES[key]:
-                raise ValueError(f"config {key}={value!r} must be one of {', '.join(CHOICES[key])}")
+            choices = CHOICES.get(key)
+            if choices and value not in choices:
+                raise ValueError(f"config {key}={value!r} must be one of {', '.join(choices)}")
         for key, value in changes.items():
             floats = ("ping_interval", "followup_status_lag")
             setattr(self, key, float(value) if key in floats else value)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+READINGS = tuple(f for f in fields(FakeConfig) if "help" in f.metadata)
+"""The readings other clients report where sources disagree (docs/protocol.md#readings): each a
+``FakeConfig`` field and a flag of the command line, in the order of the fields."""
+CHOICES: dict[str, tuple[str, ...]] = {
+    f.name: f.metadata["choices"] for f in READINGS if f.metadata["choices"]
+}
 
 
 def _fits(annotation: str, value: object) -> bool:

@@ -24,13 +24,11 @@ from dataclasses import dataclass, field
 
 from ..core.config.boundary import setting_value
 from ..core.config.options import ConolRequest
-from ..core.config.settings_table import SETTINGS
 from ..core.errors import AgentFailed, InvalidStructuredOutput
 from ..core.protocol.wire import CreateSessionBody
 from .known_failures import KnownFailures, Remembered, failure_key
 from .shared_state import SharedState, shared_state
 
-DEFAULT_SECONDS: float = SETTINGS["failure_memory_seconds"].default
 FAILURE_KIND = "failure:v1"  # the record's format version: another version's workers read other keys
 CLAIM_KIND = "failure-claim:v1"
 CAPACITY = 4096  # records kept in memory per process

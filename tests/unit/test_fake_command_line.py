@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-import pytest
-
 import litellm_conol.fake._cli as fake_cli
 from litellm_conol import cli, fake
 from litellm_conol.fake import BUILTINS, DEFAULT_TOKEN
@@ -127,15 +125,6 @@ def test_without_flags_litellm_conol_fake_serves_on_8765_with_the_fixed_token(mo
     assert (command_address, module_address) == (("127.0.0.1", 8765), ("127.0.0.1", 0))
     assert command_options == module_options
     assert (command_options["token"], command_options["ping_interval"]) == ("fake-conol-token", 1.0)
-
-
-def test_the_deprecated_add_arguments_warns_and_adds_the_module_flags():
-    parser = argparse.ArgumentParser()
-    with pytest.deprecated_call(match="use add_fake_arguments"):
-        fake.add_arguments(parser)
-    assert described(parser) == described(module_parser())
-    assert parser.parse_args([]).port == 0
-    assert "add_arguments" not in fake.__all__
 
 
 def test_list_scenarios_stops_quietly_when_the_reader_goes_away(monkeypatch):

@@ -1,6 +1,5 @@
 """The public API is the documented list: ``__all__`` holds exactly it, each name resolves lazily to
-the object its module defines, the names that left it still resolve for one release with a
-DeprecationWarning, importing the package loads no LiteLLM, and docs/api.md renders each public name
+the object its module defines, other names raise, importing the package loads no LiteLLM, and docs/api.md renders each public name
 and no other."""
 
 from __future__ import annotations
@@ -52,20 +51,6 @@ DOCUMENTED = [
     "replay_scenario",
 ]
 
-# The names that left the public API in this release and where they live now.
-LEAVING = {
-    "Assembler": "litellm_conol.core.answer.assembler",
-    "BuiltinToolUse": "litellm_conol.core.answer.assembler",
-    "ClientToolCall": "litellm_conol.core.answer.assembler",
-    "ReasoningDelta": "litellm_conol.core.answer.assembler",
-    "TextDelta": "litellm_conol.core.answer.assembler",
-    "Timing": "litellm_conol.core.protocol.end_policy",
-    "Catalog": "litellm_conol.core.models.catalog",
-    "CatalogModel": "litellm_conol.core.models.catalog",
-    "default_catalog": "litellm_conol.core.models.catalog",
-    "load_catalog": "litellm_conol.core.models.catalog",
-}
-
 
 def test_all_is_exactly_the_documented_list():
     assert litellm_conol.__all__ == DOCUMENTED
@@ -93,29 +78,10 @@ def test_every_error_class_a_caller_can_catch_is_public():
     assert sorted(defined - set(DOCUMENTED)) == []
 
 
-@pytest.mark.parametrize("name", sorted(LEAVING))
-def test_a_name_leaving_the_api_warns_on_every_access_and_still_resolves(name):
-    expected = getattr(importlib.import_module(LEAVING[name]), name)
-    for _ in range(2):  # not cached: the second access warns again
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            value = getattr(litellm_conol, name)
-        assert value is expected
-        assert [(w.category, str(w.message)) for w in caught] == [
-            (
-                DeprecationWarning,
-                f"litellm_conol.{name} is internal and leaves the public API in the next release; "
-                f"import it from {LEAVING[name]} if you must",
-            )
-        ]
-        assert caught[0].filename == __file__  # stacklevel points at the caller
-
-
-def test_leaving_names_are_not_public_and_unknown_names_raise():
-    assert set(litellm_conol._DEPRECATED) == set(LEAVING)
-    assert set(LEAVING) & set(DOCUMENTED) == set()
-    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
-        litellm_conol.Nothing  # noqa: B018
+def test_internal_and_unknown_names_raise():
+    for name in ("Assembler", "Catalog", "Nothing"):
+        with pytest.raises(AttributeError, match=f"has no attribute '{name}'"):
+            getattr(litellm_conol, name)
 
 
 def _type_checking_imports() -> dict[str, str]:

@@ -17,8 +17,6 @@ from typing import Any, Literal
 from ..settings import Settings
 from .catalog import Catalog, CatalogModel
 
-EFFORT_WORDS = ("minimal", "low", "medium", "high", "xhigh", "max")  # both vocabularies, §3.2
-
 
 @dataclass(frozen=True, slots=True)
 class DiscoveredModel:

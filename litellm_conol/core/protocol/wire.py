@@ -94,15 +94,6 @@ class SessionStatus(_Lenient):
     status: str | None = None
 
 
-class AuthSession(_Lenient):
-    """``GET /api/auth/get-session`` (docs/protocol.md#authentication): the token's session while it is alive.
-
-    better-auth answers a dead token with ``null`` (or no ``session``) rather than an error status.
-    """
-
-    session: _SessionRef | None = None
-
-
 class ContentPart(_Lenient):
     type: str | None = None
     text: str | None = None
