@@ -340,6 +340,9 @@ def _config_path(config: str | None) -> Path:
 
 
 def _banner(args: argparse.Namespace, env: dict[str, str], config: Path, fake_url: str | None) -> None:
+    from .core.config.options import ENV_BASE, ENV_TOKEN
+    from .core.protocol.endpoint import DEFAULT_BASE_URL
+
     base = f"http://{args.host}:{args.port}"
     lines = [
         "",
@@ -349,12 +352,10 @@ def _banner(args: argparse.Namespace, env: dict[str, str], config: Path, fake_ur
     if fake_url:
         lines += [
             f"  conol:  OFFLINE — the bundled fake conol at {fake_url}",
-            "          (no CONOL_SESSION_TOKEN set; answers are scripted, nothing leaves this machine)",
+            f"          ({_why_offline(args)}; answers are scripted, nothing leaves this machine)",
         ]
     else:
-        lines.append(
-            f"  conol:  {env.get('CONOL_API_BASE') or 'https://conol.ai'} (token from CONOL_SESSION_TOKEN)"
-        )
+        lines.append(f"  conol:  {env.get(ENV_BASE) or DEFAULT_BASE_URL} (token from {ENV_TOKEN})")
     master = env["LITELLM_MASTER_KEY"]
     shown_key = master if master == DEFAULT_MASTER_KEY else "$LITELLM_MASTER_KEY"
     lines += [
@@ -366,6 +367,14 @@ def _banner(args: argparse.Namespace, env: dict[str, str], config: Path, fake_ur
         "",
     ]
     print("\n".join(lines), flush=True)
+
+
+def _why_offline(args: argparse.Namespace) -> str:
+    from .core.config.options import ENV_TOKEN
+
+    if args.fake and os.environ.get(ENV_TOKEN):
+        return f"--fake: {ENV_TOKEN} is set and not used"
+    return "--fake" if args.fake else f"no {ENV_TOKEN} set"
 
 
 if __name__ == "__main__":

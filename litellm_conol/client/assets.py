@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from ..core.errors import ConolError, ImageTooLarge, ImageTypeUnsupported, UpstreamError
+from ..core.protocol import paths
 from ..core.protocol.endpoint import Endpoint
 from ..core.request.images import AssetRef, ImageLimits, ImageSource, asset_ref, content_key
 from .fetch import ImageFetcher
@@ -90,7 +91,7 @@ async def upload_asset(
     headers = endpoint.headers() | {"Content-Type": media_type, "Referer": origin + "/home"}
     try:
         response = await client.post(
-            endpoint.url("/api/assets"), content=data, headers=headers, timeout=timeout
+            endpoint.url(paths.ASSETS), content=data, headers=headers, timeout=timeout
         )
     except httpx.HTTPError as exc:
         raise error_for_transport(exc, doing, secrets=(endpoint.token,)) from None

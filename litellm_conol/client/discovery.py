@@ -20,12 +20,17 @@ from dataclasses import dataclass, field
 import httpx
 
 from ..core.errors import ConolError, UpstreamError
-from ..core.models.discovery import Discovered, DiscoveryUnreadable, parse_agent_servers
+from ..core.models.discovery import (
+    DEFAULT_DISCOVERY_INTERVAL,
+    Discovered,
+    DiscoveryUnreadable,
+    parse_agent_servers,
+)
+from ..core.protocol import paths
 from ..core.protocol.endpoint import Endpoint
 from .http_errors import error_for_response, error_for_transport
 
 logger = logging.getLogger("litellm_conol.discovery")
-DEFAULT_INTERVAL = 3600.0
 RETRY_AFTER_FAILURE = 300.0  # seconds before a failed refresh is tried again
 
 
@@ -37,7 +42,7 @@ async def fetch_agent_servers(
     origin = endpoint.url("").rstrip("/")
     headers = endpoint.headers() | {"Accept": "application/json", "Referer": origin + "/home"}
     try:
-        response = await client.get(endpoint.url("/api/agent-servers"), headers=headers, timeout=timeout)
+        response = await client.get(endpoint.url(paths.AGENT_SERVERS), headers=headers, timeout=timeout)
     except httpx.HTTPError as exc:
         raise error_for_transport(exc, doing, secrets=(endpoint.token,)) from None
     if response.status_code == 404:
@@ -67,7 +72,11 @@ class DiscoveryCache:
     _entries: dict[tuple[str, str], _Entry] = field(default_factory=dict)
 
     def current(
-        self, endpoint: Endpoint, client: httpx.AsyncClient, mode: str, interval: float = DEFAULT_INTERVAL
+        self,
+        endpoint: Endpoint,
+        client: httpx.AsyncClient,
+        mode: str,
+        interval: float = DEFAULT_DISCOVERY_INTERVAL,
     ) -> Discovered | None:
         """What is known now (``None``: nothing yet, or ``off``); starts a due refresh, never waits."""
         if mode == "off":

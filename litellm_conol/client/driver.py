@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..core.answer.assembler import Assembler, Piece, coalesce
+from ..core.config.budgets import DEFAULT_TIMEOUT
 from ..core.errors import ConolError, RequestTimeout, UpstreamError
 from ..core.protocol.agent_failures import failure_error
 from ..core.protocol.end_policy import (
@@ -46,7 +47,7 @@ class SessionRun:
     body: CreateSessionBody
     assembler: Assembler
     timing: Timing = field(default_factory=Timing)
-    timeout: float = 600.0
+    timeout: float = DEFAULT_TIMEOUT
     max_reconnects: int = 3
     reconnect_backoff: float = 0.1  # seconds before the first reconnect; doubles for each further one
 

@@ -31,11 +31,10 @@ import httpx
 
 from ..core.errors import BadRequest, ImageTooLarge, ImageTypeUnsupported
 from ..core.request.addresses import canonical_address, is_public
-from ..core.request.images import check_image_bytes, fetched_media_type, image_type
+from ..core.request.images import DEFAULT_FETCH_PORTS, check_image_bytes, fetched_media_type, image_type
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 MAX_REDIRECTS = 3
-DEFAULT_PORTS = frozenset({80, 443})
 FETCHES_AT_ONCE = 4  # of one request
 LOOKUPS_AT_ONCE = 4  # name lookups at a time, per fetcher (and, for system_resolve, per process)
 REFUSED = "image URL refused: not a public http(s) image"
@@ -71,7 +70,7 @@ class ImageFetcher:
     resolve: Resolver = system_resolve
     allowed: Callable[[str], bool] = is_public
     transport: httpx.AsyncBaseTransport | None = None
-    allowed_ports: frozenset[int] = DEFAULT_PORTS
+    allowed_ports: frozenset[int] = DEFAULT_FETCH_PORTS
     lookups: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(LOOKUPS_AT_ONCE))
 
     async def fetch(self, url: str, where: str = "image") -> tuple[bytes, str]:

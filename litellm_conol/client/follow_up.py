@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
 from ..core.errors import AuthenticationFailed, ConolError, ModelDowngraded, PermissionDenied, UpstreamError
+from ..core.protocol import paths
 from ..core.protocol.follow_up import TurnBody, pinning_calls
 from ..core.protocol.session_info import SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
@@ -66,7 +67,7 @@ async def _refusal_kind(transport: TurnTransport, session_id: str, status: int) 
     if status == 404:
         # the session or the endpoint: the session's own address tells which
         try:
-            found, _, _ = await transport.get_raw(f"/api/sessions/{session_id}", "checking the session")
+            found, _, _ = await transport.get_raw(paths.session(session_id), "checking the session")
         except ConolError:
             return "gone"
         return "unsupported" if 200 <= found < 300 else "gone"

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ..core.config.settings_table import DEFAULT_MAX_CONCURRENT_POLLS
 from ..core.errors import AuthenticationFailed, ConolError, UpstreamError
+from ..core.protocol import paths
 from ..core.protocol.account import judge_auth
 from ..core.protocol.endpoint import Endpoint
 from ..core.protocol.follow_up import TurnBody
@@ -101,7 +102,7 @@ class Transport:
     async def create_session(self, body: CreateSessionBody) -> tuple[str, CreateSessionResult]:
         headers = self.endpoint.headers() | {"Content-Type": "application/json"}
         response = await self._send(
-            "POST", "/api/sessions", "creating the session", headers=headers, content=body.to_json()
+            "POST", paths.SESSIONS, "creating the session", headers=headers, content=body.to_json()
         )
         if not response.is_success:
             raise self._error(response, "creating the session")
@@ -112,7 +113,7 @@ class Transport:
         ignored."""
         doing = "sending the turn to the session"
         headers = self.endpoint.headers() | {"Content-Type": "application/json"}
-        path = f"/api/sessions/{session_id}/messages"
+        path = paths.session_messages(session_id)
         response = await self._send("POST", path, doing, headers=headers, content=body.to_json())
         if not response.is_success:
             raise self._error(response, doing)
@@ -124,7 +125,7 @@ class Transport:
         headers = self.endpoint.headers() | {"Content-Type": "application/json"}
         content = json.dumps(body).encode()
         response = await self._send(
-            "POST", f"/api/sessions/{session_id}/model", doing, headers=headers, content=content
+            "POST", paths.session_model(session_id), doing, headers=headers, content=content
         )
         if response.status_code in (401, 403):
             raise self._error(response, doing)
@@ -143,7 +144,7 @@ class Transport:
         or of an unknown shape → ``UpstreamError``, transient, never "dead".
         """
         doing = "checking the session token"
-        response = await self._send("GET", "/api/auth/get-session", doing, headers=self.endpoint.headers())
+        response = await self._send("GET", paths.GET_SESSION, doing, headers=self.endpoint.headers())
         if not response.is_success:
             raise self._error(response, doing)
         answer = judge_auth(response.status_code, response.content)
@@ -161,7 +162,7 @@ class Transport:
             async with poll_slots(self.max_concurrent_polls):
                 response = await self._send(
                     "GET",
-                    f"/api/sessions/{session_id}",
+                    paths.session(session_id),
                     "polling the session status",
                     headers=self.endpoint.headers(),
                 )
@@ -206,7 +207,7 @@ class Transport:
             "Accept-Encoding": "identity",
             "Cache-Control": "no-cache",
         }
-        url = self.endpoint.url(f"/api/sessions/{session_id}/messages")
+        url = self.endpoint.url(paths.session_messages(session_id))
         try:
             async with self.client.stream("GET", url, params={"logDeltas": "1"}, headers=headers) as response:
                 if not response.is_success:

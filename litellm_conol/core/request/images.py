@@ -21,6 +21,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..errors import BadRequest, ImageTypeUnsupported
 from ..models.catalog import CatalogModel
+from ..protocol import paths
 from ..protocol.wire import CreateSessionBody, ImagePart, MessagePart
 from ..settings import Settings
 
@@ -270,9 +271,7 @@ def asset_ref(answer: Any) -> AssetRef | None:
     if not isinstance(asset_id, str) or not ASSET_ID.fullmatch(asset_id):
         return None
     media_type = answer.get("mediaType")
-    return AssetRef(
-        path=f"/api/assets/{asset_id}", media_type=media_type if isinstance(media_type, str) else ""
-    )
+    return AssetRef(path=paths.asset(asset_id), media_type=media_type if isinstance(media_type, str) else "")
 
 
 def check_images(

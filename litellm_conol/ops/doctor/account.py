@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...client.transport import Transport
 from ...core.errors import ConolError
+from ...core.protocol import paths
 from ...core.protocol.account import describe_json_shape, judge_auth, read_balance
 from .report import Check, Stopwatch
 
@@ -18,7 +19,7 @@ async def check_token(transport: Transport) -> tuple[Check, str | None]:
     """(the check, why nothing else can work: a dead token or an unreachable conol; else None)."""
     stopwatch = Stopwatch()
     try:
-        code, body, headers = await transport.get_raw("/api/auth/get-session", "checking the session token")
+        code, body, headers = await transport.get_raw(paths.GET_SESSION, "checking the session token")
     except ConolError as exc:
         return Check("token", "fail", exc.message, stopwatch.elapsed()), "conol is not reachable"
     took = stopwatch.elapsed()
@@ -35,7 +36,7 @@ async def check_balance(transport: Transport) -> Check:
     """PASS with the breakdown (a low balance says so), FAIL with no credits left or an unreadable
     answer, ABSENT when conol has no balance endpoint (404)."""
     stopwatch = Stopwatch()
-    code, data = await transport.get_json("/api/billing/balance", "reading the balance")
+    code, data = await transport.get_json(paths.BALANCE, "reading the balance")
     took = stopwatch.elapsed()
     if code == 404:
         return Check("balance", "absent", "GET /api/billing/balance answered HTTP 404", took)

@@ -21,6 +21,7 @@ from ...client.transport import Transport
 from ...core.answer.assembler import REASONING_TYPES, Assembler
 from ...core.errors import ConolError, UpstreamError
 from ...core.models.catalog import CatalogModel
+from ...core.protocol import paths
 from ...core.protocol.account import describe_json_shape
 from ...core.protocol.end_policy import TERMINAL_STATUSES
 from ...core.protocol.wire import CreateSessionBody, TextPart, ToolSpec
@@ -87,7 +88,7 @@ async def _poll_status(transport: Transport, session_id: str, deadline: float, s
     polls = 0
     while True:
         polls += 1
-        code, body = await transport.get_json(f"/api/sessions/{session_id}", "polling the session status")
+        code, body = await transport.get_json(paths.session(session_id), "polling the session status")
         word = body.get("status") if isinstance(body, dict) else None
         if code in (401, 403):
             return Check("status", "fail", f"status poll answered HTTP {code}", stopwatch.elapsed())
