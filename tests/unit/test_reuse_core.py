@@ -152,7 +152,11 @@ def test_render_turn_names_the_tool_from_the_history():
 def _gemini_call(path: str) -> dict:
     """A call as LiteLLM's generateContent adapter hands it on: named ``call_<name>``, whatever id it had."""
     arguments = json.dumps({"file_path": path})
-    return {"id": "call_read_file", "type": "function", "function": {"name": "read_file", "arguments": arguments}}
+    return {
+        "id": "call_read_file",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": arguments},
+    }
 
 
 def _gemini_result(text: str) -> dict:
