@@ -112,7 +112,8 @@ def _setup(setup: Any, model: str) -> Any:
 def test_the_generate_content_setup_looks_the_provider_up_in_the_enum_where_the_shim_is_on():
     """The version guard and LiteLLM's code agree: where the set-up converts the provider's name to
     LlmProviders before looking for a native config, the shim is installed; elsewhere it is not."""
-    source = inspect.getsource(GenerateContentHelper.setup_generate_content_call.__wrapped__)
+    setup = GenerateContentHelper.setup_generate_content_call
+    source = inspect.getsource(getattr(setup, "__wrapped__", setup))
     assert ("provider=litellm.LlmProviders(custom_llm_provider)" in source) is (
         compat.generate_content_refuses_custom_providers()
     )
