@@ -13,6 +13,8 @@ from urllib.parse import quote
 import pytest
 from support.gemini_cli import gemini_binary, run_gemini
 from support.proxyproc import MASTER_KEY
+from support.spend_logger import spend_rows_after
+from support.timing import bound
 
 from litellm_conol.fake import BUILTINS
 
@@ -51,3 +53,16 @@ def test_gemini_cli_yolo_runs_a_shell_command_and_answers_with_its_output(
     assert session.messages[-1].startswith("[Tool result #call_run_shell_command: run_shell_command(")
     assert "inimeg-pool" in session.messages[-1]
     assert "run_shell_command" in session.tools
+
+
+def test_gemini_cli_does_not_retry_a_request_conol_refuses(
+    gemini, proxy_fake_and_client, shipped_proxy, tmp_path, spend_log
+):
+    """A 400 (conol's agent failed in a way a retry repeats) ends the run: one request, one failure."""
+    before = spend_log.read_text().count("\n") if spend_log.exists() else 0
+    prompt = "[[fake:agent_error_deterministic]] Summarise this folder."
+    done = run_gemini(gemini, tmp_path, shipped_proxy.base_url, MASTER_KEY, "-p", prompt)
+    assert done.returncode != 0
+    assert "prompt is too long" in done.stdout + done.stderr
+    rows = spend_rows_after(spend_log, before, 1, bound(10))
+    assert [row["outcome"] for row in rows] == ["failure"]

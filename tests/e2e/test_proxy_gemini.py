@@ -7,7 +7,6 @@ a client uses (docs/clients.md#every-route-a-client-uses). The real Gemini CLI: 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 from urllib.parse import quote
 
@@ -16,6 +15,7 @@ import pytest
 from support.chat import user
 from support.estimates import estimated_completion_tokens, estimated_prompt_tokens
 from support.proxyproc import MASTER_KEY
+from support.spend_logger import spend_rows_after
 from support.timing import bound
 
 from litellm_conol.fake import BUILTINS, tool_result_in
@@ -193,25 +193,13 @@ def test_legacy_completions_answer_as_text_completion(proxy_fake_and_client, shi
     assert (body["choices"][0]["text"], body["choices"][0]["finish_reason"]) == (HELLO.final_text, "stop")
 
 
-def _spend_rows(spend_log: Any, before: int, count: int) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + bound(10)
-    rows: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        lines = spend_log.read_text().splitlines() if spend_log.exists() else []
-        rows = [json.loads(line) for line in lines[before:]]
-        if len(rows) >= count:
-            break
-        time.sleep(0.1)
-    return rows
-
-
 def test_spend_is_logged_once_per_request_with_its_usage(proxy_fake_and_client, shipped_proxy, spend_log):
     """The adapter's inner completion logs the spend (LiteLLM's outer generateContent log fails, see
     docs/clients.md#limits-found): one row per request, with the usage the client was told."""
     before = spend_log.read_text().count("\n") if spend_log.exists() else 0
     answered = generate(shipped_proxy, said("[[fake:done]] spend")).json()["usageMetadata"]
     _, events = stream(shipped_proxy, said("[[fake:done]] spend streamed"))
-    rows = _spend_rows(spend_log, before, 2)
+    rows = spend_rows_after(spend_log, before, 2, bound(10))
     tokens = [(row["outcome"], row["model"], row["prompt_tokens"], row["completion_tokens"]) for row in rows]
     done = estimated_completion_tokens(BUILTINS["done"])
     assert tokens == [
