@@ -27,10 +27,12 @@ run: $(STAMP)
 	$(BIN)/litellm-conol serve $(ARGS)
 
 # On the 1.110 line CI runs the unit tier and the SDK files that touch what LiteLLM versions change
-# (chunks, params, model map, conformance); `make nox ARGS=-s tests-1.110` runs both whole tiers.
+# (chunks, params, model map, conformance, generateContent); `make nox ARGS=-s tests-1.110` runs both
+# whole tiers.
 TESTS_1_110 := tests/unit tests/integration/test_sdk.py tests/integration/test_litellm_conformance.py \
 	tests/integration/test_model_map.py tests/integration/test_tools.py tests/integration/test_reuse_sdk.py \
-	tests/integration/test_images_sdk.py tests/integration/test_readings_sdk.py
+	tests/integration/test_images_sdk.py tests/integration/test_readings_sdk.py \
+	tests/integration/test_generate_content_sdk.py
 
 test: $(STAMP) redis-server lint typecheck docs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

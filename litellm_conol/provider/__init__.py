@@ -1,8 +1,9 @@
 """The LiteLLM glue: the ``CustomLLM`` handler for ``conol/<model>`` (the four entry points share one
-exchange), chunk and response building, the sync bridge, registration, the one LiteLLM patch
+exchange), chunk and response building, the sync bridge, registration, the params patch
 (``params_patch``), what LiteLLM's auth and logging hold (``caller``, ``usage_fields``) and every
-LiteLLM internal it reads (``litellm_compat``). The only other module that imports LiteLLM is the
-client's ``aiohttp_stream`` (LiteLLM's aiohttp pool); import-linter keeps it so."""
+LiteLLM internal it reads or patches (``litellm_compat``: the generateContent shim too). The only
+other module that imports LiteLLM is the client's ``aiohttp_stream`` (LiteLLM's aiohttp pool);
+import-linter keeps it so."""
 
 from __future__ import annotations
 

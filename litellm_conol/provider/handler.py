@@ -27,6 +27,7 @@ from .caller import caller_of
 from .chunks import ChunkMaker
 from .deployment import deployment_params
 from .exchange import Exchange
+from .litellm_compat import accept_custom_providers_on_generate_content
 from .model_map import register_model_map
 from .params_patch import allow_extra_params
 from .response import fill_health_response, fill_model_response
@@ -144,3 +145,4 @@ conol_llm = ConolLLM()
 ``custom_provider_map``; ``register()`` installs it for SDK use."""
 allow_extra_params()  # wherever the handler is used (SDK or proxy), reasoning_effort passes LiteLLM
 register_model_map()  # and LiteLLM knows the catalog's models: capabilities, estimated prices
+accept_custom_providers_on_generate_content()  # and Gemini CLI's routes reach LiteLLM's adapter

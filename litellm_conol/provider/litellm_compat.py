@@ -13,12 +13,21 @@ LiteLLM moves its internals between releases. What we touch, and why:
   deployment (``conol/*``) on ``/v1/models`` and ``/model/info``; it knows built-in providers only.
 * ``Logging.model_call_details`` (the ``logging_obj`` a handler is passed): the dict every callback
   receives as ``kwargs``, on success and on failure alike; the usage log's fields ride in it.
+* ``litellm.google_genai.main.GenerateContentHelper.setup_generate_content_call`` and
+  ``LlmProviders._missing_``: the generateContent routes (``/v1beta/models/…:generateContent``,
+  ``:streamGenerateContent``: Gemini CLI) convert the provider's name to the ``LlmProviders`` enum
+  before they look for a native Gemini config, and a ``custom_provider_map`` name is not in the enum:
+  ``ValueError``, a 500. Inside that one call, a registered custom provider reads as LiteLLM's generic
+  ``custom`` provider (no native config), so LiteLLM takes its own generateContent → completion
+  adapter, as it does for every built-in provider without one
+  (docs/litellm-versions.md#the-generatecontent-shim).
 
 ``tests/unit/test_litellm_compat_contract.py`` fails loudly when a LiteLLM release moves one of them.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import sys
 from collections.abc import Callable, Mapping
@@ -31,6 +40,8 @@ import litellm.main
 import litellm.utils
 
 SUPPORTED = ((1, 108), (1, 111))  # [lowest, first unsupported) (major, minor)
+# The LiteLLM lines whose generateContent set-up refuses a custom provider (checked: 1.108.7, 1.110.2).
+GENERATE_CONTENT_REFUSES_CUSTOM = ((1, 108), (1, 111))  # [lowest, first fixed) (major, minor)
 _WRAPPED = "_litellm_conol_wrapped"
 _PROXY_MODEL_CHECKS = "litellm.proxy.auth.model_checks"
 
@@ -127,3 +138,55 @@ def call_details(logging_obj: Any) -> dict[str, Any] | None:
     ``None`` when the call has no logging object of that shape."""
     details = getattr(logging_obj, "model_call_details", None)
     return details if isinstance(details, dict) else None
+
+
+_IN_GENERATE_CONTENT_SETUP = contextvars.ContextVar("litellm_conol_generate_content_setup", default=False)
+
+
+def generate_content_refuses_custom_providers(version: tuple[int, ...] | None = None) -> bool:
+    """Whether this LiteLLM's generateContent set-up turns a custom provider's name into a 500."""
+    lowest, first_fixed = GENERATE_CONTENT_REFUSES_CUSTOM
+    return lowest <= (version or litellm_version())[:2] < first_fixed
+
+
+def accept_custom_providers_on_generate_content() -> bool:
+    """On the LiteLLM lines that need it, let ``custom_provider_map`` providers through the
+    generateContent set-up's enum lookup (see the module docstring). Idempotent; elsewhere nothing is
+    touched. Returns whether the shim is in place."""
+    if not generate_content_refuses_custom_providers():
+        return False
+    from litellm.google_genai.main import GenerateContentHelper
+
+    _read_custom_providers_as_generic()
+    original = GenerateContentHelper.setup_generate_content_call
+    if is_wrapped(original):
+        return True
+
+    @functools.wraps(original)
+    def setup_generate_content_call(*args: Any, **kwargs: Any) -> Any:
+        token = _IN_GENERATE_CONTENT_SETUP.set(True)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _IN_GENERATE_CONTENT_SETUP.reset(token)
+
+    mark_wrapped(setup_generate_content_call)
+    GenerateContentHelper.setup_generate_content_call = staticmethod(setup_generate_content_call)
+    return True
+
+
+def _read_custom_providers_as_generic() -> None:
+    """``LlmProviders(<a registered custom provider>)`` is ``LlmProviders.CUSTOM`` inside the
+    generateContent set-up, and a ``ValueError`` everywhere else, as before."""
+    providers = litellm.LlmProviders
+    original = providers._missing_
+    if is_wrapped(original):
+        return
+
+    def _missing_(cls: type[Any], value: object) -> Any:
+        if _IN_GENERATE_CONTENT_SETUP.get() and value in litellm._custom_providers:
+            return cls.CUSTOM
+        return original(value)
+
+    mark_wrapped(_missing_)
+    providers._missing_ = classmethod(_missing_)

@@ -6,7 +6,10 @@ session ran, assistant turns as we returned them. Matching is by a digest of tha
 canonical form that keeps its content and drops only what clients legitimately rewrite:
 whitespace, the JSON formatting of tool arguments, a string vs a list of text parts, consecutive
 assistant messages (one answer split into a text and a tool-call message, as the Responses API
-does), and reasoning (thinking blocks, ``reasoning_content``), which clients may drop or re-sign.
+does), reasoning (thinking blocks, ``reasoning_content``), which clients may drop or re-sign, and
+tool-call ids: a call is its name and arguments in its place, and a result names the call it answers
+by those (``core/request/render.py`` ``result_labels``), since LiteLLM's generateContent adapter
+(Gemini CLI) resends every call of one function as ``call_<name>``, whatever id we returned.
 Ids clients send (``x-claude-code-session-id``, ``prompt_cache_key``, …) are never a key: a
 client reusing its id for another history must not get another conversation's session.
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.protocol.turn_boundary import StageLogs, stage_logs_json, stage_logs_of
-from ..core.request.render import IMAGE_PART_TYPES
+from ..core.request.render import IMAGE_PART_TYPES, CallLabel, call_labels, result_labels
 
 NEW_TURN_ROLES = frozenset({"user", "tool", "function"})
 
@@ -100,35 +103,39 @@ def _canonical_calls(calls: Any) -> list[list[Any]]:
         if not isinstance(call, Mapping):
             continue
         function = call.get("function") or {}
-        out.append(
-            [
-                str(call.get("id") or ""),
-                str(function.get("name") or ""),
-                canonical_arguments(function.get("arguments")),
-            ]
-        )
+        out.append([str(function.get("name") or ""), canonical_arguments(function.get("arguments"))])
     return out
 
 
-def canonical_message(message: Any) -> list[Any]:
-    """One message as compared: ``[role, text, tool calls, tool call id]``; system and developer
-    the same role."""
+def call_ref(label: CallLabel) -> str:
+    """A tool call as a result names it: its name, arguments and order among calls alike."""
+    return "call:" + label.text
+
+
+def canonical_message(message: Any, answers: CallLabel | None = None) -> list[Any]:
+    """One message as compared: ``[role, text, tool calls, the call a tool result answers]``; system
+    and developer the same role. ``answers``: the call a tool result answers (``result_labels``);
+    without one, the id it names."""
     if not isinstance(message, Mapping):
         return ["?", normalize_text(str(message)), [], ""]
     role = str(message.get("role") or "")
     role = "system" if role == "developer" else role
     text = normalize_text(_content_text(message.get("content")))
     calls = _canonical_calls(message.get("tool_calls")) if role == "assistant" else []
-    call_id = str(message.get("tool_call_id") or message.get("name") or "") if role == "tool" else ""
-    return [role, text, calls, call_id]
+    answered = ""
+    if role == "tool":
+        named = str(message.get("tool_call_id") or message.get("name") or "")
+        answered = call_ref(answers) if answers is not None else "id:" + named
+    return [role, text, calls, answered]
 
 
 def canonical_history(messages: Sequence[Any]) -> list[list[Any]]:
     """The history as compared, consecutive assistant messages merged (one answer split into a text
     and a tool-call message, as the Responses API does)."""
+    answers = result_labels(messages)
     out: list[list[Any]] = []
-    for message in messages:
-        item = canonical_message(message)
+    for index, message in enumerate(messages):
+        item = canonical_message(message, answers.get(index))
         if item[0] == "assistant" and out and out[-1][0] == "assistant":
             previous = out[-1]
             previous[1] = "\n\n".join(text for text in (previous[1], item[1]) if text)
@@ -136,6 +143,16 @@ def canonical_history(messages: Sequence[Any]) -> list[list[Any]]:
             continue
         out.append(item)
     return out
+
+
+def call_refs(message: Mapping[str, Any]) -> tuple[str, ...]:
+    """The tool calls of an assistant message as the results answering them name them."""
+    return tuple(call_ref(label) for _, label in call_labels(message))
+
+
+def answered_refs(canonical_turn: Sequence[Sequence[Any]]) -> frozenset[str]:
+    """The calls a new turn's tool results answer (its entries of :func:`canonical_history`)."""
+    return frozenset(str(entry[3]) for entry in canonical_turn if entry[0] == "tool" and entry[3])
 
 
 def history_digest(scope: str, settings: str, messages: Sequence[Any]) -> str:
@@ -207,7 +224,7 @@ class Binding:
     pinned: bool = False  # the model was set with /model (a change can re-pin the same session)
     effective_model: str = ""  # what conol runs ("" = the requested model)
     downgraded: bool = False
-    pending_calls: tuple[str, ...] = ()  # client tool calls conol waits on: the next turn answers them
+    pending_calls: tuple[str, ...] = ()  # client calls conol waits on (call_refs): the next turn answers them
     pending_turn: str = ""  # a turn posted whose fate is unknown (a timeout): only its retry may continue
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -26,6 +26,8 @@ from ..core.protocol.turn_boundary import TurnBoundary
 from ..core.request.images import AssetRef, resolve_images, resolve_parts
 from .fingerprint import (
     Binding,
+    answered_refs,
+    call_refs,
     canonical_digest,
     canonical_history,
     returned_assistant,
@@ -34,7 +36,7 @@ from .fingerprint import (
     split_new_turn,
 )
 from .store import binding_store, upstream_memory
-from .turns import Ask, Continue, Fresh, answered_calls, plan_turn, render_turn, why_not_bound
+from .turns import Ask, Continue, Fresh, plan_turn, render_turn, why_not_bound
 
 log = logging.getLogger("litellm_conol.reuse")
 
@@ -54,6 +56,7 @@ class Reuse:
     _canonical: list[list[Any]] | None = field(default=None, init=False)
     _history_key: str = field(default="", init=False)
     _turn_key: str = field(default="", init=False)
+    _answered: frozenset[str] = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
         endpoint, body = self.request.endpoint, self.request.body
@@ -80,7 +83,7 @@ class Reuse:
         store = binding_store(request.reuse)
         if self._options_on and continuable and not refused and split is not None:
             await self._fingerprint(split[1])
-            ask = replace(ask, turn=self._turn_key, answered=answered_calls(split[1]))
+            ask = replace(ask, turn=self._turn_key, answered=self._answered)
             binding = await store.peek(self._history_key)  # taken below only to continue it
         decision = plan_turn(
             binding,
@@ -128,6 +131,7 @@ class Reuse:
         cut = len(canonical) - len(new)  # a new turn is user and tool messages: one entry each
         self._history_key = canonical_digest(self.scope, self.settings, canonical[:cut])
         self._turn_key = canonical_digest(self.scope, self.settings, ["turn", *canonical[cut:]])
+        self._answered = answered_refs(canonical[cut:])
 
     async def _canonical_form(self) -> list[list[Any]]:
         if self._canonical is None:
@@ -248,7 +252,8 @@ class Reuse:
         calls = [(call.id, call.name, call.arguments) for call in answer.tool_calls]
         if text is None:  # an answer with tool calls has null content: its text is not the client's
             text = "" if calls else answer.final_text
-        history = await self._history_after(returned_assistant(text, calls))
+        answer_message = returned_assistant(text, calls)
+        history = await self._history_after(answer_message)
         earlier = self._binding if self.reused else None
         binding = Binding(
             session_id=run.info.session_id,
@@ -259,7 +264,7 @@ class Reuse:
             pinned=bool(getattr(run.start, "pinned", False)) or (earlier is not None and earlier.pinned),
             effective_model=run.info.effective_model or "",
             downgraded=run.info.model_downgraded,
-            pending_calls=tuple(call.id for call in answer.tool_calls),
+            pending_calls=call_refs(answer_message),
         )
         self._binding = None
         await binding_store(self.request.reuse).put(

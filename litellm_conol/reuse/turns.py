@@ -6,7 +6,7 @@ follow-up sends (:func:`render_turn`). Where the new turn begins in the stream:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from ..core.config.reuse_options import ReuseOptions
 from ..core.errors import BadRequest
 from ..core.protocol.wire import MessagePart, TextPart
 from ..core.request.images import ImageLimits
-from ..core.request.render import render_parts, tool_calls_by_id
+from ..core.request.render import render_parts, result_labels
 from .fingerprint import Binding
 
 
@@ -37,7 +37,7 @@ class Ask:
     model: str
     effort: str
     turn: str = ""  # the new turn's digest
-    answered: frozenset[str] = frozenset()  # the tool call ids its tool results answer
+    answered: frozenset[str] = frozenset()  # the calls its tool results answer (fingerprint.call_refs)
 
 
 def plan_turn(
@@ -101,15 +101,6 @@ def why_not_bound(
     return None
 
 
-def answered_calls(new: Sequence[Any]) -> frozenset[str]:
-    """The tool call ids the new turn's tool results answer."""
-    return frozenset(
-        str(m.get("tool_call_id") or "")
-        for m in new
-        if isinstance(m, Mapping) and m.get("role") in ("tool", "function") and m.get("tool_call_id")
-    )
-
-
 # --- what a follow-up sends --------------------------------------------------------------------
 
 
@@ -119,8 +110,8 @@ def render_turn(
     """The new messages as conol parts, rendered as the whole transcript would render them (a tool
     result names its tool from the call in the history); their images as pending parts, which the
     request's uploads resolve (``resolve_parts``)."""
-    calls = tool_calls_by_id([*history, *new])
-    parts = render_parts(new, calls, limits, first_index=len(history))
+    answers = result_labels([*history, *new])
+    parts = render_parts(new, answers, limits, first_index=len(history))
     if not any(isinstance(part, TextPart) for part in parts):
         raise BadRequest("the new turn has no text to send (every new message is empty)")
     return parts

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from pathlib import Path
 from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
@@ -70,3 +72,17 @@ class SpendRows(CustomLogger):  # type: ignore[misc]
 
 spend_recorder = SpendRecorder()
 spend_rows = SpendRows()
+
+
+def spend_rows_after(path: Any, before: int, count: int, seconds: float) -> list[dict[str, Any]]:
+    """The rows :class:`SpendRecorder` wrote after the first ``before``, once there are ``count`` (or
+    ``seconds`` have passed: the proxy logs after it answers)."""
+    deadline = time.monotonic() + seconds
+    rows: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        lines = Path(path).read_text().splitlines() if Path(path).exists() else []
+        rows = [json.loads(line) for line in lines[before:]]
+        if len(rows) >= count:
+            break
+        time.sleep(0.1)
+    return rows

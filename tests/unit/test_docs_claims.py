@@ -39,6 +39,9 @@ FOREIGN_FLAGS = {
     "--continue": "claude",
     "--skip-git-repo-check": "codex",
     "--last": "codex",
+    "--yolo": "gemini",
+    "--resume": "gemini",
+    "--skip-trust": "gemini",
 }
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_-]*")

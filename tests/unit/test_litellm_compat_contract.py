@@ -6,12 +6,17 @@ refused ``reasoning_effort`` or an unknown price.
 
 from __future__ import annotations
 
+import datetime
 import inspect
+from enum import Enum
+from typing import Any
 
 import litellm
 import litellm.main
 import litellm.utils
 import pytest
+from litellm.google_genai.main import GenerateContentHelper
+from litellm.litellm_core_utils.litellm_logging import Logging
 
 import litellm_conol
 from litellm_conol.provider import litellm_compat as compat
@@ -83,3 +88,88 @@ def test_other_providers_supported_params_are_untouched():
         assert wrapped == litellm.utils.get_supported_openai_params.__wrapped__(
             model=model, custom_llm_provider=provider
         )
+
+
+# --- the generateContent shim (docs/litellm-versions.md#the-generatecontent-shim) -------------------
+
+CONTENTS = [{"role": "user", "parts": [{"text": "Hi"}]}]
+
+
+def _setup(setup: Any, model: str) -> Any:
+    """LiteLLM's generateContent set-up for ``model``, as its entry points call it."""
+    logging_obj = Logging(
+        model=model,
+        messages=[],
+        stream=False,
+        call_type="agenerate_content",
+        start_time=datetime.datetime.now(),
+        litellm_call_id="call-1",
+        function_id="f-1",
+    )
+    return setup(model=model, contents=CONTENTS, litellm_logging_obj=logging_obj)
+
+
+def test_the_generate_content_setup_looks_the_provider_up_in_the_enum_where_the_shim_is_on():
+    """The version guard and LiteLLM's code agree: where the set-up converts the provider's name to
+    LlmProviders before looking for a native config, the shim is installed; elsewhere it is not."""
+    setup = GenerateContentHelper.setup_generate_content_call
+    source = inspect.getsource(getattr(setup, "__wrapped__", setup))
+    assert ("provider=litellm.LlmProviders(custom_llm_provider)" in source) is (
+        compat.generate_content_refuses_custom_providers()
+    )
+    litellm_conol.register()
+    assert compat.is_wrapped(GenerateContentHelper.setup_generate_content_call)
+    assert compat.is_wrapped(litellm.LlmProviders._missing_)
+
+
+def test_without_the_shim_a_custom_provider_fails_the_generate_content_setup():
+    """What the shim is for, on this LiteLLM: the bare set-up refuses ``conol/…`` (the proxy's 500)."""
+    litellm_conol.register()
+    original = GenerateContentHelper.setup_generate_content_call.__wrapped__
+    with pytest.raises(ValueError, match="'conol' is not a valid LlmProviders"):
+        _setup(original, "conol/claude-haiku-4-5")
+
+
+def test_with_the_shim_a_custom_provider_takes_litellms_completion_adapter():
+    litellm_conol.register()
+    result = _setup(GenerateContentHelper.setup_generate_content_call, "conol/claude-haiku-4-5")
+    assert result.generate_content_provider_config is None  # LiteLLM's generateContent → completion adapter
+    assert (result.model, result.custom_llm_provider) == ("claude-haiku-4-5", "conol")
+    assert result.litellm_params.custom_llm_provider == "conol"
+
+
+@pytest.mark.parametrize(
+    ("model", "native"),
+    [("gemini/gemini-2.5-flash", True), ("openai/gpt-4o", False), ("anthropic/claude", False)],
+)
+def test_the_shim_leaves_built_in_providers_as_litellm_sets_them_up(model: str, native: bool):
+    litellm_conol.register()
+    wrapped = _setup(GenerateContentHelper.setup_generate_content_call, model)
+    bare = _setup(GenerateContentHelper.setup_generate_content_call.__wrapped__, model)
+    assert type(wrapped.generate_content_provider_config) is type(bare.generate_content_provider_config)
+    assert (wrapped.generate_content_provider_config is not None) is native
+    assert (wrapped.model, wrapped.custom_llm_provider) == (bare.model, bare.custom_llm_provider)
+
+
+def test_outside_the_setup_a_custom_provider_is_still_not_an_llm_provider():
+    litellm_conol.register()
+    with pytest.raises(ValueError, match="'conol' is not a valid LlmProviders"):
+        litellm.LlmProviders("conol")
+    assert litellm.LlmProviders("openai") is litellm.LlmProviders.OPENAI
+
+
+def test_on_a_litellm_that_accepts_custom_providers_the_shim_touches_nothing(monkeypatch: pytest.MonkeyPatch):
+    """Outside the guarded lines (LiteLLM fixed the lookup) nothing is wrapped, and the guard holds both
+    ends of the range we checked."""
+    assert compat.generate_content_refuses_custom_providers((1, 108, 7))
+    assert compat.generate_content_refuses_custom_providers((1, 110, 2))
+    assert not compat.generate_content_refuses_custom_providers((1, 111, 0))
+    assert not compat.generate_content_refuses_custom_providers((1, 107, 9))
+    litellm_conol.register()
+    bare_setup = GenerateContentHelper.setup_generate_content_call.__wrapped__
+    monkeypatch.setattr(GenerateContentHelper, "setup_generate_content_call", staticmethod(bare_setup))
+    monkeypatch.setattr(litellm.LlmProviders, "_missing_", classmethod(Enum._missing_.__func__))
+    monkeypatch.setattr(compat, "litellm_version", lambda: (1, 111, 0))
+    assert compat.accept_custom_providers_on_generate_content() is False
+    assert not compat.is_wrapped(GenerateContentHelper.setup_generate_content_call)
+    assert not compat.is_wrapped(litellm.LlmProviders._missing_)

@@ -62,6 +62,8 @@ from typing import Any
 import pytest
 
 from litellm_conol.reuse.fingerprint import (
+    answered_refs,
+    call_refs,
     canonical_history,
     history_digest,
     returned_assistant,
@@ -69,10 +71,15 @@ from litellm_conol.reuse.fingerprint import (
 )
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "request_pairs"
+STREAM_ROUTE = ":streamGenerateContent"  # Gemini streams by route, not by a body field
 SCOPE, SETTINGS = "scope", "settings"
 
 LOST_BY_LITELLM = (
     "LiteLLM's /v1/responses stream bridge lost the text streamed before the tool call (a cold proxy)"
+)
+GEMINI_RESUME = (
+    "Gemini CLI 0.61.0's --resume rebuilds the history with the first tool result twice: the client "
+    "holds a conversation conol's session never ran"
 )
 BILLING_HEADER = (
     "Claude Code's system billing header says cc_entrypoint=cli in an interactive session and sdk-cli "
@@ -82,7 +89,10 @@ BILLING_HEADER = (
 KNOWN_MISMATCHES: dict[str, str] = {
     "codex-exec-0": LOST_BY_LITELLM,
     "claude-code-modes-1": BILLING_HEADER,
+    "gemini-cli-3": GEMINI_RESUME,
 }
+# Pairs whose next request holds other than what the client received, and why.
+CLIENT_REWRITES = {"claude-code-modes-1": BILLING_HEADER, "gemini-cli-3": GEMINI_RESUME}
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,8 @@ def _expand(value: Any, strings: list[str]) -> Any:
 
 
 def _received_text(received: dict[str, Any]) -> str:
+    if "parts" in received:  # generateContent: Gemini parts
+        return "".join(part.get("text", "") for part in received["parts"])
     if "content" in received:  # /v1/messages: content blocks
         return "".join(b.get("text", "") for b in received["content"] if b["type"] == "text")
     if "message" in received:  # /v1/chat/completions
@@ -137,7 +149,7 @@ def _load(path: Path) -> list[Pair]:
                 text=returned["text"],
                 calls=[tuple(call) for call in returned["tool_calls"]],
                 received_text=_received_text(earlier["received"]),
-                streamed=bool(earlier["raw"].get("stream")),
+                streamed=bool(earlier["raw"].get("stream")) or earlier["route"].endswith(STREAM_ROUTE),
                 next=[parts[i] for i in later["handler"]],
             )
         )
@@ -177,13 +189,14 @@ def test_the_fixtures_hold_every_client_and_route():
         "claude-code-print",
         "claude-code-modes",
         "codex-exec",
+        "gemini-cli",
         "openai-sdk-chat",
         "openai-sdk-chat-stream",
         "openai-sdk-responses",
         "anthropic-sdk-messages",
         "anthropic-sdk-messages-stream",
     }
-    assert len(PAIRS) == 38
+    assert len(PAIRS) == 43
     assert set(KNOWN_MISMATCHES) <= {pair.id for pair in PAIRS}
 
 
@@ -198,13 +211,24 @@ def test_the_next_request_continues_the_bound_history(pair: Pair):
     assert history_digest(SCOPE, SETTINGS, history) == history_digest(SCOPE, SETTINGS, bound)
 
 
-@pytest.mark.parametrize("pair", _params({"claude-code-modes-1": BILLING_HEADER}))
+@pytest.mark.parametrize("pair", _params(CLIENT_REWRITES))
 def test_the_history_holds_what_the_client_received(pair: Pair):
-    """With the text the client received bound instead, every pair but the mode switch matches."""
+    """With the text the client received bound instead, every pair but the client's own rewrites
+    (the mode switch, the resume) matches."""
     bound = [*pair.earlier, returned_assistant(pair.received_text, pair.calls)]
     history = _history(pair)
     assert canonical_history(history) == canonical_history(bound)
     assert history_digest(SCOPE, SETTINGS, history) == history_digest(SCOPE, SETTINGS, bound)
+
+
+@pytest.mark.parametrize("pair", _params({}))
+def test_the_next_turn_answers_the_calls_we_bound(pair: Pair):
+    """What conol waits on (the calls we returned, ``call_refs``) is what the next turn's tool results
+    answer, whatever ids the client resent (Gemini CLI: ``call_<name>`` for every call)."""
+    split = split_new_turn(pair.next)
+    assert split is not None
+    new = canonical_history(pair.next)[len(split[0]) :]
+    assert answered_refs(new) == set(call_refs(returned_assistant("", pair.calls)))
 
 
 def _bound_text(pair: Pair) -> str:
@@ -265,6 +289,19 @@ def _edit_image(drop: bool) -> Callable[[list[Any]], list[Any] | None]:
     return edit
 
 
+def _swap_results_sharing_an_id(history: list[Any]) -> list[Any] | None:
+    """The outputs of two calls the client names alike (Gemini CLI's ``call_<name>``) swapped."""
+    for index in range(len(history) - 1):
+        first, second = history[index], history[index + 1]
+        alike = first["role"] == second["role"] == "tool" and first["tool_call_id"] == second["tool_call_id"]
+        if alike and first["content"] != second["content"]:
+            swapped = list(history)
+            swapped[index] = {**first, "content": second["content"]}
+            swapped[index + 1] = {**second, "content": first["content"]}
+            return swapped
+    return None
+
+
 EDITS: dict[str, tuple[Callable[[list[Any]], list[Any] | None], str | None]] = {
     "answer code re-indented": (_edit_text("assistant", "\n    return 1", "\n  return 1"), None),
     "answer double space made single": (_edit_text("assistant", "Done.  Here", "Done. Here"), None),
@@ -272,6 +309,7 @@ EDITS: dict[str, tuple[Callable[[list[Any]], list[Any] | None], str | None]] = {
     "tool output line unindented": (_edit_text("tool", "\n  22 °C", "\n22 °C"), None),
     "image byte changed": (_edit_image(drop=False), None),
     "image dropped": (_edit_image(drop=True), None),
+    "results of two calls named alike swapped": (_swap_results_sharing_an_id, None),
 }
 
 

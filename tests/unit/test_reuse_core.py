@@ -14,6 +14,7 @@ from litellm_conol import BadRequest
 from litellm_conol.core.config.boundary import settings_of
 from litellm_conol.core.config.reuse_options import ReuseOptions
 from litellm_conol.core.config.reuse_options import reuse_options as options_of
+from litellm_conol.core.request.render import render_messages
 from litellm_conol.reuse.fingerprint import Binding, history_digest, split_new_turn
 from litellm_conol.reuse.store import MemoryBindings, UpstreamMemory
 from litellm_conol.reuse.turns import Ask, Continue, Fresh, plan_turn, render_turn, why_not_bound
@@ -146,6 +147,54 @@ def test_render_turn_names_the_tool_from_the_history():
     assert [p.content for p in parts] == ["[Tool result #c1: get_weather({})]: sun"]
     with pytest.raises(BadRequest, match="no text"):
         render_turn(history, [{"role": "user", "content": ""}])
+
+
+def _gemini_call(path: str) -> dict:
+    """A call as LiteLLM's generateContent adapter hands it on: named ``call_<name>``, whatever id it had."""
+    arguments = json.dumps({"file_path": path})
+    return {
+        "id": "call_read_file",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": arguments},
+    }
+
+
+def _gemini_result(text: str) -> dict:
+    return {"role": "tool", "tool_call_id": "call_read_file", "content": text}
+
+
+GEMINI_LOOP = [
+    {"role": "user", "content": "read a.py, then b.py and c.py"},
+    {"role": "assistant", "tool_calls": [_gemini_call("a.py")]},
+    _gemini_result("A"),
+    {"role": "assistant", "tool_calls": [_gemini_call("b.py"), _gemini_call("c.py")]},
+    _gemini_result("B"),
+    _gemini_result("C"),
+]
+
+
+def test_results_sharing_an_id_answer_the_latest_calls_with_it_in_order():
+    """Gemini CLI through LiteLLM: every read_file call is call_read_file; each result still names its
+    own call (the whole transcript, and a follow-up's turn alike)."""
+    texts = [part.content for part in render_messages(GEMINI_LOOP)]
+    assert texts[2] == '[Tool result #call_read_file: read_file({"file_path": "a.py"})]: A'
+    assert texts[4:] == [
+        '[Tool result #call_read_file: read_file({"file_path": "b.py"})]: B',
+        '[Tool result #call_read_file: read_file({"file_path": "c.py"})]: C',
+    ]
+    turn = render_turn(GEMINI_LOOP[:4], GEMINI_LOOP[4:])
+    assert [part.content for part in turn] == texts[4:]
+
+
+def test_the_fingerprint_follows_results_not_ids():
+    """The ids we returned, renamed by the client (LiteLLM's generateContent adapter), leave the history
+    as we bound it; results moved to other calls of one function make it another history."""
+    calls = GEMINI_LOOP[3]["tool_calls"]
+    answer = {"role": "assistant", "tool_calls": [{**call, "id": f"c{n}"} for n, call in enumerate(calls)]}
+    bound = [*GEMINI_LOOP[:3], answer]
+    assert history_digest("s", "t", bound) == history_digest("s", "t", GEMINI_LOOP[:4])
+    swapped = [*GEMINI_LOOP[:4], _gemini_result("C"), _gemini_result("B")]
+    assert history_digest("s", "t", swapped) != history_digest("s", "t", GEMINI_LOOP)
 
 
 def reuse_options(params):

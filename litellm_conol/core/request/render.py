@@ -35,7 +35,7 @@ def render_messages(
     followed by a pending image part for each of its images (collected into ``images`` by key)."""
     if not messages:
         raise BadRequest("messages must contain at least one message")
-    parts = render_parts(messages, tool_calls_by_id(messages), limits, images)
+    parts = render_parts(messages, result_labels(messages), limits, images)
     if not parts:
         raise BadRequest("messages contain no text to send (every message is empty)")
     return parts
@@ -43,17 +43,18 @@ def render_messages(
 
 def render_parts(
     messages: Sequence[Mapping[str, Any]],
-    tool_calls: Mapping[str, CallLabel],
+    answers: Mapping[int, CallLabel],
     limits: ImageLimits | None = None,
     images: dict[str, ImageSource] | None = None,
     first_index: int = 0,
 ) -> list[MessagePart]:
-    """``messages`` as conol parts (``first_index``: the first one's place in the conversation, for
-    errors; ``tool_calls``: each tool call by id, from the whole conversation)."""
+    """``messages`` as conol parts (``first_index``: the first one's place in the conversation;
+    ``answers``: the call each tool result answers, by its place: :func:`result_labels` of the whole
+    conversation)."""
     limits = limits or ImageLimits()
     parts: list[MessagePart] = []
     for offset, message in enumerate(messages):
-        text, found = _render_message(first_index + offset, message, tool_calls, limits)
+        text, found = _render_message(first_index + offset, message, answers, limits)
         if text:
             parts.append(TextPart(content=text))
         for source in found:
@@ -64,7 +65,7 @@ def render_parts(
 
 
 def _render_message(
-    index: int, message: Mapping[str, Any], tool_calls: Mapping[str, CallLabel], limits: ImageLimits
+    index: int, message: Mapping[str, Any], answers: Mapping[int, CallLabel], limits: ImageLimits
 ) -> tuple[str, list[ImageSource]]:
     if not isinstance(message, Mapping):
         raise BadRequest(f"messages[{index}] must be an object, got {type(message).__name__}")
@@ -81,7 +82,7 @@ def _render_message(
     if role == "assistant":
         return _render_assistant(body, message.get("tool_calls") or ()), images
     call_id = str(message.get("tool_call_id") or message.get("name") or "")
-    call = tool_calls.get(call_id)
+    call = answers.get(index)
     if call is not None:
         label = f"#{call_id}: {call.text}"
     else:
@@ -116,24 +117,49 @@ class CallLabel:
         return f"{self.name}({self.arguments}){order}"
 
 
-def tool_calls_by_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, CallLabel]:
-    """Every assistant tool call of the conversation by its id."""
-    labels: dict[str, CallLabel] = {}
-    for message in messages:
-        if not (isinstance(message, Mapping) and message.get("role") == "assistant"):
+def call_labels(message: Mapping[str, Any]) -> list[tuple[str, CallLabel]]:
+    """An assistant message's tool calls, in order, as ``(id, label)``."""
+    calls = [
+        (str(call.get("id") or ""), str(function["name"]), _canonical_json(function.get("arguments")))
+        for call in message.get("tool_calls") or ()
+        if isinstance(call, Mapping)
+        and isinstance(function := call.get("function") or {}, Mapping)
+        and function.get("name")
+    ]
+    labelled = []
+    for position, (call_id, name, arguments) in enumerate(calls):
+        alike = [p for p, (_, n, a) in enumerate(calls) if (n, a) == (name, arguments)]
+        labelled.append((call_id, CallLabel(name, arguments, alike.index(position) + 1, len(alike))))
+    return labelled
+
+
+def result_labels(messages: Sequence[Any]) -> dict[int, CallLabel]:
+    """The call each tool result answers, by the result's place in ``messages``: the call with its id
+    in the latest assistant message before it that has one. Results sharing an id answer that
+    message's calls with the id in order: LiteLLM's generateContent adapter names every call of one
+    function ``call_<name>`` (Gemini's functionCall parts carry no id it keeps), so a turn that read
+    two files holds two ``call_read_file`` calls and two results."""
+    open_calls: dict[str, list[CallLabel]] = {}
+    taken: dict[str, int] = {}
+    answers: dict[int, CallLabel] = {}
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
             continue
-        calls = [
-            (str(call["id"]), str(function["name"]), _canonical_json(function.get("arguments")))
-            for call in message.get("tool_calls") or ()
-            if isinstance(call, Mapping)
-            and call.get("id")
-            and isinstance(function := call.get("function") or {}, Mapping)
-            and function.get("name")
-        ]
-        for call_id, name, arguments in calls:
-            alike = [cid for cid, n, a in calls if (n, a) == (name, arguments)]
-            labels[call_id] = CallLabel(name, arguments, alike.index(call_id) + 1, len(alike))
-    return labels
+        role = message.get("role")
+        if role == "assistant":
+            latest: dict[str, list[CallLabel]] = {}
+            for call_id, label in call_labels(message):
+                if call_id:
+                    latest.setdefault(call_id, []).append(label)
+            open_calls.update(latest)
+            taken.update(dict.fromkeys(latest, 0))
+        elif role in ("tool", "function"):
+            call_id = str(message.get("tool_call_id") or message.get("name") or "")
+            labels = open_calls.get(call_id)
+            if labels:
+                answers[index] = labels[min(taken[call_id], len(labels) - 1)]
+                taken[call_id] += 1
+    return answers
 
 
 def _canonical_json(arguments: Any) -> str:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote
 
+from .._scenarios import ScenarioContext, ScenarioError
 from .._steps import CommitMessage, SetStatus, Sleep, Step, snapshots
 
 
@@ -34,3 +39,14 @@ def long_text(chars: int) -> str:
         lines.append(line)
         total += len(line)
     return "".join(lines)[:chars]
+
+
+def json_param(ctx: ScenarioContext, name: str, default: Mapping[str, Any]) -> Any:
+    """A JSON value from ``name=`` (percent-encoded where it needs spaces or brackets)."""
+    raw = ctx.params.get(name)
+    if raw is None:
+        return dict(default)
+    try:
+        return json.loads(unquote(raw))
+    except json.JSONDecodeError:
+        raise ScenarioError(f"parameter {name}={raw!r} is not JSON") from None

@@ -9,13 +9,12 @@ answers are the bad one, later ones the good one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote
 
-from .._scenarios import MARKER_RE, Scenario, ScenarioContext, ScenarioError
+from .._scenarios import MARKER_RE, Scenario, ScenarioContext
 from .._steps import Sleep, Step, ToolCall
-from ._common import commit_then_complete, say, think
+from ._common import commit_then_complete, json_param, say, think
 
 PERSON = {"name": "Ada Lovelace", "age": 36}
 PERSON_JSON = json.dumps(PERSON)
@@ -32,17 +31,6 @@ def answers_since_request(messages: Sequence[str]) -> int:
     return sum(1 for text in messages[start:] if text.startswith("[Assistant]"))
 
 
-def _json_param(ctx: ScenarioContext, name: str, default: Mapping[str, Any]) -> Any:
-    """A JSON value from ``name=`` (percent-encoded where it needs spaces or brackets)."""
-    raw = ctx.params.get(name)
-    if raw is None:
-        return dict(default)
-    try:
-        return json.loads(unquote(raw))
-    except json.JSONDecodeError:
-        raise ScenarioError(f"parameter {name}={raw!r} is not JSON") from None
-
-
 def _answer(text: str) -> list[Step]:
     thinking = think("Answer with the JSON.", 2)
     return [*thinking, Sleep(0.03), *say(text, 4), *commit_then_complete(text, 0.3)]
@@ -55,7 +43,7 @@ def _fenced(text: str) -> str:
 
 def _json_turns(bad: str, default_valid_after: int, fenced: bool = False) -> Any:
     def steps(ctx: ScenarioContext) -> list[Step]:
-        good = json.dumps(_json_param(ctx, "json", PERSON))
+        good = json.dumps(json_param(ctx, "json", PERSON))
         valid_after = ctx.param_int("valid_after", default_valid_after)
         text = good if answers_since_request(ctx.messages) >= valid_after else bad
         return _answer(_fenced(text) if fenced else text)
@@ -66,8 +54,8 @@ def _json_turns(bad: str, default_valid_after: int, fenced: bool = False) -> Any
 def _tool_turns(default_valid_after: int) -> Any:
     def steps(ctx: ScenarioContext) -> list[Step]:
         name = ctx.params.get("name", "get_weather")
-        good = _json_param(ctx, "json", {"city": "Paris"})
-        bad = _json_param(ctx, "bad", CITY_WRONG_KEY)
+        good = json_param(ctx, "json", {"city": "Paris"})
+        bad = json_param(ctx, "bad", CITY_WRONG_KEY)
         valid_after = ctx.param_int("valid_after", default_valid_after)
         arguments = good if answers_since_request(ctx.messages) >= valid_after else bad
         return [*think(f"Call {name}.", 2), Sleep(0.05), ToolCall(name, arguments)]

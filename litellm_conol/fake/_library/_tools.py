@@ -7,13 +7,15 @@ from collections.abc import Sequence
 
 from .._scenarios import Scenario, ScenarioContext
 from .._steps import Log, Preview, Sleep, Step, Together, ToolCall, tool_call_entry
-from ._common import commit_then_complete, say, think
+from ._common import commit_then_complete, json_param, say, think
 
 PARIS = ToolCall("get_weather", {"city": "Paris"})
 TOKYO = ToolCall("get_weather", {"city": "Tokyo"})
 WEATHER_THINKING = "The user wants the current weather in Paris. I'll call get_weather."
 AGENT_THINKING = "The user asked me to call a tool; I'll call it."
 AGENT_TEXT = "Hello! This is the fake conol agent."
+USE_TOOL_ANSWER = "The tool returned: "
+USE_TOOL_NO_TOOL = "I have no tool to run."
 # how every scenario ending on a client tool call ends
 _WAITS = "; then the agent waits: status stays running, no done, stream open"
 
@@ -84,6 +86,18 @@ def _agent_loop(ctx: ScenarioContext) -> list[Step]:
         ]
     answer = f"Finished after {done} tool call(s)."
     return [*think("All steps done; answer.", 2), *say(answer, 3), *commit_then_complete(answer, 0.2)]
+
+
+def _use_tool(ctx: ScenarioContext) -> list[Step]:
+    """An agent asked to use a tool: calls ``name`` (default: the first tool offered) with ``args``
+    once; with its result back, answers with it."""
+    result = tool_result_in(ctx.messages) if results_since_user(ctx.messages) else None
+    if result is None and ctx.tools:
+        name = ctx.params.get("name") or ctx.tools[0]
+        call = ToolCall(name, json_param(ctx, "args", {}))
+        return [*think(f"The user asked me to run {name}; I'll call it.", 2), Sleep(0.02), call]
+    answer = USE_TOOL_NO_TOOL if result is None else f"{USE_TOOL_ANSWER}{result}"
+    return [*think("Report what the tool returned.", 2), *say(answer, 3), *commit_then_complete(answer, 0.2)]
 
 
 _REMEMBER = re.compile(r"remember the word ([A-Za-z0-9_-]+)", re.IGNORECASE)
@@ -182,6 +196,14 @@ def _prompt_driven_calls() -> list[Scenario]:
             description="prompt-driven: while fewer than `calls` (param, default 3) tool results follow the "
             "last user message, a call of the first tool with {step: n}" + _WAITS + "; then 'Finished after "
             "N tool call(s).' (committed, completed 0.2 s later)",
+        ),
+        Scenario(
+            "use_tool",
+            _use_tool,
+            description="prompt-driven: without a tool result since the last user message, thinking x2 then "
+            "one call of `name` (param; default the first tool offered) with `args` (param, percent-encoded "
+            "JSON; default {})" + _WAITS + f"; with one, answers {USE_TOOL_ANSWER!r} + the result's text "
+            f"(committed, completed 0.2 s later); offered no tools, {USE_TOOL_NO_TOOL!r}",
         ),
         Scenario(
             "tool_loop",
