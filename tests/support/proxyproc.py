@@ -126,8 +126,8 @@ def running_proxy(
     args: list[str] | None = None,
     secrets: Sequence[str] = (),
 ) -> Iterator[ProxyProcess]:
-    """A ready proxy on ``config`` (written to ``directory/config.yaml``, its log to
-    ``directory/proxy.log``) started with the extra command-line ``args``, stopped on the way out; then
+    """A ready proxy on ``config`` (written to ``config.yaml`` in ``directory``, its log to
+    ``proxy.log`` beside it) started with the extra command-line ``args``, stopped on the way out; then
     its log must hold none of ``secrets`` (the check names how many leaked, never the secret)."""
     path = directory / "config.yaml"
     path.write_text(yaml.safe_dump(config))
