@@ -1,4 +1,5 @@
-"""The CLI: `litellm-conol serve` (the README's run command) works offline in one command."""
+"""The CLI as a process: its help, the catalog, the fake command serving the protocol (`litellm-conol
+serve`, the README's run command, offline: tests/e2e/test_doc_examples.py runs the tutorial's steps)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,8 @@ import sys
 import time
 
 import httpx
-import openai
 import pytest
-from support.paths import ROOT
-from support.proxyproc import free_port, wait_until_live
-
-from litellm_conol.fake import BUILTINS
+from support.proxyproc import free_port
 
 pytestmark = pytest.mark.timeout(150)
 CLI = [sys.executable, "-m", "litellm_conol.cli"]
@@ -35,30 +32,6 @@ def _stop(process: subprocess.Popen[bytes]) -> str:
             process.wait(timeout=5)
     assert process.stdout is not None
     return process.stdout.read().decode(errors="replace")
-
-
-def test_serve_without_a_token_runs_offline_against_the_fake(tmp_path):
-    port = free_port()
-    process = subprocess.Popen(
-        [*CLI, "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_live(base, process)
-        with openai.OpenAI(base_url=base, api_key="sk-conol-local", max_retries=0, timeout=30) as client:
-            response = client.chat.completions.create(
-                model="conol/claude-haiku-4-5", messages=[{"role": "user", "content": "Hello"}]
-            )
-        assert response.choices[0].message.content == BUILTINS["hello"].final_text
-    finally:
-        output = _stop(process)
-    assert "OFFLINE" in output and "bundled fake conol" in output
-    assert f"http://127.0.0.1:{port}" in output
 
 
 def test_help_and_models():
