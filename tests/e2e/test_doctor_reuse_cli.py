@@ -182,7 +182,5 @@ def test_the_recall_check_fails_when_turn_two_forgets():
     lines = result.stdout.splitlines()
     assert result.returncode == 1
     assert squeezed(lines[0]).startswith("FAIL followup turn 2 did not recall")
-    assert squeezed(lines[1]) == (
-        f"FAIL followup tool turn 1 did not call get_weather: '{FORGETFUL}'"
-    )
+    assert squeezed(lines[1]) == (f"FAIL followup tool turn 1 did not call get_weather: '{FORGETFUL}'")
     assert lines[-4:] == [spent(3, 1), SETTINGS_HEADER, "session_reuse: off", "model_pinning: create"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.proxyproc import MASTER_KEY
 from support.usage_log import usage_rows
 
 from litellm_conol.fake import BUILTINS, FakeConol
@@ -16,37 +16,28 @@ from litellm_conol.fake import BUILTINS, FakeConol
 pytestmark = pytest.mark.timeout(180)
 
 PRICES = {"input_cost_per_token": 0.000003, "output_cost_per_token": 0.000015}
-MODEL = "priced-haiku"
+MODEL = "usage-priced-haiku"
 
 
-@pytest.fixture(scope="module")
-def readings_fake() -> Iterator[FakeConol]:
-    with FakeConol() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def usage_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("readings-usage") / "usage.jsonl"
-
-
-@pytest.fixture(scope="module")
-def readings_proxy(readings_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProcess]:
-    config = shipped_config()
-    config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
-    config["model_list"].append(
-        {"model_name": MODEL, "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICES}
-    )
-    env = {**fake_env(readings_fake), "CONOL_USAGE_LOG": str(usage_file)}
-    directory = tmp_path_factory.mktemp("readings-proxy")
-    with running_proxy(config, directory, env=env, secrets=[readings_fake.token]) as process:
-        yield process
+PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py), which writes the usage log
+    {"model_name": MODEL, "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICES}
+]
 
 
 @pytest.fixture
-def client(readings_fake, readings_proxy) -> Iterator[openai.OpenAI]:
+def readings_fake(proxy_fake) -> FakeConol:
+    return proxy_fake
+
+
+@pytest.fixture
+def usage_file(usage_log: Path) -> Path:
+    return usage_log
+
+
+@pytest.fixture
+def client(readings_fake, shipped_proxy) -> Iterator[openai.OpenAI]:
     readings_fake.reset()
-    with openai.OpenAI(base_url=readings_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
+    with openai.OpenAI(base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
         yield c
 
 

@@ -1,5 +1,6 @@
-"""Callers, remembered validation failures and the usage log, through the real LiteLLM proxy (one
-worker, the shipped config plus the usage-log callback) against the fake.
+"""Callers, remembered validation failures and the usage log, through the real LiteLLM proxy (the
+shared one of tests/e2e/conftest.py: one worker, the shipped config with the usage-log callback)
+against the fake.
 
 * Two end users (``user`` on chat, anthropic ``metadata.user_id`` on ``/v1/messages``) sending word
   for word the same two-turn conversation, interleaved, never continue each other's session; and
@@ -20,7 +21,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.proxyproc import MASTER_KEY, ProxyProcess
 from support.usage_log import usage_rows
 
 from litellm_conol.fake import Done, FakeConol, Preview, Scenario, ScenarioContext, SetStatus
@@ -42,25 +43,19 @@ PERSON = {
 }
 
 
-@pytest.fixture(scope="module")
-def scope_fake() -> Iterator[FakeConol]:
-    with FakeConol() as server:
-        yield server
+@pytest.fixture
+def scope_fake(proxy_fake) -> FakeConol:
+    return proxy_fake
 
 
-@pytest.fixture(scope="module")
-def usage_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("scope-usage") / "usage.jsonl"
+@pytest.fixture
+def usage_file(usage_log: Path) -> Path:
+    return usage_log
 
 
-@pytest.fixture(scope="module")
-def scope_proxy(scope_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProcess]:
-    config = shipped_config()
-    config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
-    env = {**fake_env(scope_fake), "CONOL_USAGE_LOG": str(usage_file), "CONOL_FAILURE_MEMORY_SECONDS": "300"}
-    directory = tmp_path_factory.mktemp("scope-proxy")
-    with running_proxy(config, directory, env=env, secrets=[scope_fake.token]) as process:
-        yield process
+@pytest.fixture
+def scope_proxy(shipped_proxy) -> ProxyProcess:
+    return shipped_proxy
 
 
 @pytest.fixture
