@@ -19,8 +19,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,17 +96,16 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def running(argv: list[str], ready: str, **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
-    """A program the page starts in a terminal of its own, stopped (Ctrl-C) on the way out; ``ready``
-    is the URL that answers once it serves."""
+def running(
+    argv: list[str], serving: Callable[[subprocess.Popen[bytes]], None], **popen: Any
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A program the page starts in a terminal of its own, once ``serving`` saw it serve; stopped
+    (Ctrl-C) on the way out."""
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, **popen
     )
     try:
-        if ready.endswith("/health/liveliness"):
-            wait_until_live(ready.removesuffix("/health/liveliness"), process)
-        else:
-            _until_serving(ready, process)
+        serving(process)
         yield process
     finally:
         if process.poll() is None:
@@ -117,22 +117,25 @@ def running(argv: list[str], ready: str, **popen: Any) -> Iterator[subprocess.Po
                 process.wait(timeout=5)
 
 
-def _until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + bound(30)
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "the program exited"
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise TimeoutError(url)
-
-
-def fake_command(argv: list[str], port: int) -> list[str]:
-    """``litellm-conol fake …`` as the page gives it, on ``port``, run as this interpreter's CLI."""
+@contextmanager
+def bundled_fake(argv: list[str], port: int, env: dict[str, str]) -> Iterator[None]:
+    """``litellm-conol fake …`` as the page gives it, on ``port``, until it answers."""
     assert argv[:2] == ["litellm-conol", "fake"], argv
-    return [sys.executable, "-m", "litellm_conol.cli", *argv[1:], "--port", str(port)]
+    command = [sys.executable, "-m", "litellm_conol.cli", *argv[1:], "--port", str(port)]
+
+    def answering(process: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + bound(30)
+        while time.monotonic() < deadline:
+            assert process.poll() is None, "the fake exited"
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/_fake/config", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise TimeoutError(f"the fake on port {port} did not answer")
+
+    with running(command, answering, env=env):
+        yield
 
 
 def doctor_output(argv: list[str], port: int, capsys: pytest.CaptureFixture[str]) -> str:
@@ -152,7 +155,7 @@ def test_doctor_reuse_against_the_bundled_fake(variant: str, capsys: pytest.Capt
     (fake, doctor) = commands(shell)
     extra = ["--create-model", "ignore"] if variant == "create ignored" else []
     port = free_port()
-    with running(fake_command(fake + extra, port), f"http://127.0.0.1:{port}/_fake/config", env=_env()):
+    with bundled_fake(fake + extra, port, _env()):
         printed = doctor_output(doctor, port, capsys)
     if not extra:
         assert shows(report, printed, whole=True), printed
@@ -168,7 +171,7 @@ def test_doctor_against_the_fake_in_each_mode(block: int, capsys: pytest.Capture
     extra = {1: [], 2: ["--framing", "ndjson", "--context-usage"], 3: ["--balance", "zero"]}[block]
     assert f"`{' '.join(extra)}`" in page or not extra  # the page names the flags of each variant
     port = free_port()
-    with running(fake_command(fake + extra, port), f"http://127.0.0.1:{port}/_fake/config", env=_env()):
+    with bundled_fake(fake + extra, port, _env()):
         printed = doctor_output(doctor, port, capsys)
     assert shows(blocks[block][1], printed, whole=block == 1), printed
 
@@ -179,9 +182,7 @@ def test_models_refresh_against_the_bundled_fake(tmp_path: Path) -> None:
     port = free_port()
     env = _env(CONOL_API_BASE=f"http://127.0.0.1:{port}", CONOL_SESSION_TOKEN="fake-conol-token")
     argv = shlex.split(command.removeprefix("$ "))
-    with running(
-        fake_command(["litellm-conol", "fake"], port), f"http://127.0.0.1:{port}/_fake/config", env=env
-    ):
+    with bundled_fake(["litellm-conol", "fake"], port, env):
         result = subprocess.run(
             [sys.executable, "-m", "litellm_conol.cli", *argv[1:]],
             cwd=tmp_path,
@@ -219,7 +220,8 @@ def test_the_tutorial_serve_curl_and_sdk_steps(tmp_path: Path) -> None:
     assert make == ["make", "run"] and serve == ["litellm-conol", "serve"]
     port = free_port()
     argv = [sys.executable, "-m", "litellm_conol.cli", "serve", "--port", str(port)]
-    with running(argv, f"http://127.0.0.1:{port}/health/liveliness", cwd=ROOT, env=_env()) as process:
+    live = partial(wait_until_live, f"http://127.0.0.1:{port}")
+    with running(argv, live, cwd=ROOT, env=_env()) as process:
         curl = commands(blocks[3][1].replace("\\\n", " "))[0]
         answered = subprocess.run(
             [arg.replace(":4000", f":{port}") for arg in curl], capture_output=True, text=True, timeout=60
