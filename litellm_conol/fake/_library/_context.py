@@ -1,14 +1,15 @@
-"""What a model does with its session's context, whatever its scenario scripts for a fresh request:
-the default scenario ``hello`` and the prompt-driven ``agent`` do this first, so a session continued
-with follow-up turns behaves as a model's would (``litellm-conol doctor --reuse`` asks this of conol).
+"""What a model does with its session, whatever its scenario scripts for a fresh request: the default
+scenario ``hello`` and the prompt-driven ``agent`` do this first, so a session continued with
+follow-up turns behaves as a model's would (``litellm-conol doctor --reuse`` asks this of conol).
 
-* After the tool results it asked for (the newest parts are results), it answers with them: it never
-  calls again for the same request.
-* Told to remember a word, it says ``OK.``; asked for the word later in the session, it says it.
-* Asked to call a tool it was offered (``call get_weather …``), it calls it (with no arguments: the
-  fake reads no intent beyond the tool's name).
+* On a follow-up turn after the tool results it asked for (the newest parts are results), it answers
+  with them: it never calls again for the same request.
+* On a follow-up turn, told to remember a word it says ``OK.``; asked for the word, it says it.
+* Offered a tool and asked to call it by name (``call get_weather …``), it calls it (with no
+  arguments: the fake reads no intent beyond the tool's name).
 
-Anything else: ``None``, and the scenario's own script answers.
+A session's first turn is otherwise the scenario's own (a fresh request carrying a whole history
+gets ``hello``'s greeting, as before); anything else: ``None``, and the scenario's script answers.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ def _answer(text: str, thinking: str) -> list[Step]:
 
 
 def answer_from_context(ctx: ScenarioContext) -> list[Step] | None:
-    """The answer the session's context calls for (tool results to use, a word to say), or ``None``."""
+    """On a follow-up turn, the answer the session calls for (tool results to use, a word to say), or
+    ``None``."""
+    if ctx.turn == 1:
+        return None
     results = tool_results_since_user(ctx.messages)
     if results:
         said = "The tool returned: " + "; ".join(results) + "."

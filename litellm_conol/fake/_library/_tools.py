@@ -86,7 +86,8 @@ def _recall(ctx: ScenarioContext) -> list[Step]:
 
 def _agent(ctx: ScenarioContext) -> list[Step]:
     """Does what a health check asks, quickly: with tools, call the first one; else a short answer.
-    What the session's context calls for comes first (tool results answered, a word recalled)."""
+    On a follow-up turn, what the session calls for comes first (tool results answered, a word
+    recalled)."""
     answer = answer_from_context(ctx)
     if answer is not None:
         return answer
@@ -148,9 +149,9 @@ def _prompt_driven_calls() -> list[Scenario]:
         Scenario(
             "agent",
             _agent,
-            description="prompt-driven: after tool results, 'The tool returned: R.' (every result since "
-            "the user's message); asked for a word it was told to remember, the word ('OK.' when told); "
-            "else with tools, thinking x2 then a call of the first tool with {}"
+            description="prompt-driven: on a follow-up turn after tool results, 'The tool returned: R.' "
+            "(every result since the user's message), and asked for a word it was told to remember, the "
+            "word ('OK.' when told); else with tools, thinking x2 then a call of the first tool with {}"
             + _WAITS
             + "; without tools, thinking x2, 'Hello! This is the fake conol agent.' x3, committed, "
             "completed 0.2 s later",
