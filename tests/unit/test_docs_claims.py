@@ -317,7 +317,11 @@ def test_the_readme_links_the_tutorial_and_fits_one_screen():
 # Makefile, mkdocs.yml, the deploy files and the constraints. Not read: CHANGELOG.md (history: it names
 # what was) and bench/RESULTS.md (a run's output, quoted as printed).
 
-SKIPPED_DIRS = {".git", ".venv", ".nox", "__pycache__", "site", "node_modules", ".mypy_cache", ".ruff_cache"}
+# not the repository's own: environments, caches and build output (deploy/install.sh builds into build/)
+SKIPPED_DIRS = {
+    *(".git", ".venv", ".nox", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", "__pycache__"),
+    *("build", "dist", "site", "node_modules"),
+}
 SCANNED_FOLDERS = ("litellm_conol", "tests", "bench", "docs", "deploy", "constraints", ".ci")
 SCANNED_FILES = ("README.md", "pyproject.toml", "Makefile", "noxfile.py", "mkdocs.yml", "proxy_config.yaml")
 NOT_SCANNED = {"CHANGELOG.md", "bench/RESULTS.md"}
