@@ -3,35 +3,16 @@ serve`, the README's run command, offline: tests/e2e/test_doc_examples.py runs t
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
 
 import httpx
 import pytest
-from support.proxyproc import free_port
+from support.proxyproc import free_port, interrupt, offline_env
 
 pytestmark = pytest.mark.timeout(150)
 CLI = [sys.executable, "-m", "litellm_conol.cli"]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONOL_", "LITELLM_MASTER"))}
-    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
-
-
-def _stop(process: subprocess.Popen[bytes]) -> str:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-    assert process.stdout is not None
-    return process.stdout.read().decode(errors="replace")
 
 
 def test_help_and_models():
@@ -52,7 +33,7 @@ def test_fake_command_serves_the_protocol():
     port = free_port()
     process = subprocess.Popen(
         [*CLI, "fake", "--port", str(port), "--token", "t0k"],
-        env=_env(),
+        env=offline_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -74,5 +55,5 @@ def test_fake_command_serves_the_protocol():
         )
         assert ok.status_code == 200
     finally:
-        output = _stop(process)
+        output = interrupt(process)
     assert f"listening on http://127.0.0.1:{port}" in output

@@ -12,15 +12,14 @@ docs/team-deployment.md (a format, with the keys of a team the fake has no datab
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 from support.paths import ROOT
-from support.proxyproc import free_port, wait_until_live
+from support.proxyproc import free_port, interrupt, offline_env, wait_until_live
 from support.timing import bound
 
 from litellm_conol import cli
@@ -90,31 +89,28 @@ def commands(block: str) -> list[list[str]]:
     return [shlex.split(re.sub(r"\s#\s.*$", "", line)) for line in block.splitlines() if line.strip()]
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONOL_", "LITELLM_MASTER"))}
-    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
+@dataclass
+class Started:
+    """A program the page starts in a terminal of its own; ``output``: what it printed, once stopped."""
+
+    process: subprocess.Popen[bytes]
+    output: str = ""
 
 
 @contextmanager
 def running(
     argv: list[str], serving: Callable[[subprocess.Popen[bytes]], None], **popen: Any
-) -> Iterator[subprocess.Popen[bytes]]:
-    """A program the page starts in a terminal of its own, once ``serving`` saw it serve; stopped
-    (Ctrl-C) on the way out."""
+) -> Iterator[Started]:
+    """``argv`` started, once ``serving`` saw it serve; stopped (Ctrl-C) on the way out."""
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, **popen
     )
+    started = Started(process)
     try:
         serving(process)
-        yield process
+        yield started
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
+        started.output = interrupt(process)
 
 
 @contextmanager
@@ -155,7 +151,7 @@ def test_doctor_reuse_against_the_bundled_fake(variant: str, capsys: pytest.Capt
     (fake, doctor) = commands(shell)
     extra = ["--create-model", "ignore"] if variant == "create ignored" else []
     port = free_port()
-    with bundled_fake(fake + extra, port, _env()):
+    with bundled_fake(fake + extra, port, offline_env()):
         printed = doctor_output(doctor, port, capsys)
     if not extra:
         assert shows(report, printed, whole=True), printed
@@ -171,7 +167,7 @@ def test_doctor_against_the_fake_in_each_mode(block: int, capsys: pytest.Capture
     extra = {1: [], 2: ["--framing", "ndjson", "--context-usage"], 3: ["--balance", "zero"]}[block]
     assert f"`{' '.join(extra)}`" in page or not extra  # the page names the flags of each variant
     port = free_port()
-    with bundled_fake(fake + extra, port, _env()):
+    with bundled_fake(fake + extra, port, offline_env()):
         printed = doctor_output(doctor, port, capsys)
     assert shows(blocks[block][1], printed, whole=block == 1), printed
 
@@ -180,7 +176,7 @@ def test_models_refresh_against_the_bundled_fake(tmp_path: Path) -> None:
     ((_, console),) = EXAMPLES["models-refresh"]
     command, *output = console.splitlines()
     port = free_port()
-    env = _env(CONOL_API_BASE=f"http://127.0.0.1:{port}", CONOL_SESSION_TOKEN="fake-conol-token")
+    env = offline_env(CONOL_API_BASE=f"http://127.0.0.1:{port}", CONOL_SESSION_TOKEN="fake-conol-token")
     argv = shlex.split(command.removeprefix("$ "))
     with bundled_fake(["litellm-conol", "fake"], port, env):
         result = subprocess.run(
@@ -221,7 +217,7 @@ def test_the_tutorial_serve_curl_and_sdk_steps(tmp_path: Path) -> None:
     port = free_port()
     argv = [sys.executable, "-m", "litellm_conol.cli", "serve", "--port", str(port)]
     live = partial(wait_until_live, f"http://127.0.0.1:{port}")
-    with running(argv, live, cwd=ROOT, env=_env()) as process:
+    with running(argv, live, cwd=ROOT, env=offline_env()) as serve:
         curl = commands(blocks[3][1].replace("\\\n", " "))[0]
         answered = subprocess.run(
             [arg.replace(":4000", f":{port}") for arg in curl], capture_output=True, text=True, timeout=60
@@ -231,6 +227,5 @@ def test_the_tutorial_serve_curl_and_sdk_steps(tmp_path: Path) -> None:
         script.write_text(blocks[5][1].replace(":4000", f":{port}"))
         printed = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
         assert printed.stdout == blocks[6][1], printed.stderr
-    assert process.stdout is not None
-    output = process.stdout.read().decode(errors="replace").lstrip("\n")  # the banner, then LiteLLM's log
+    output = serve.output.lstrip("\n")  # the banner, then LiteLLM's log
     assert shows(banner, "\n".join(output.splitlines()[: len(banner.splitlines())]), whole=True), output
