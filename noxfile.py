@@ -67,10 +67,11 @@ WORKERS = ["-n", "2", "--dist", "loadfile"]
 
 
 def _install(session: nox.Session, line: str) -> None:
-    constraints = f"constraints/litellm-{line}.txt"
-    session.install("-c", constraints, "-e", ".[dev]")
+    # --no-compile: bytecode is written as modules are first imported (see Makefile)
+    pins = ["--no-compile", "-c", f"constraints/litellm-{line}.txt"]
+    session.install(*pins, "-e", ".[dev]")
     # instructor caps jiter below what openai needs: installed without its dependencies (see Makefile)
-    session.install("--no-deps", "-c", constraints, "instructor")
+    session.install(*pins, "--no-deps", "instructor")
 
 
 def _pytest(session: nox.Session, *paths: str) -> None:
