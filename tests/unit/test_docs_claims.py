@@ -38,6 +38,7 @@ FOREIGN_FLAGS = {
     "--only": "bench/__main__.py",
     "--write": "bench/reuse.py",
     "--no-deps": "pip",
+    "--no-compile": "pip",
     "--strict": "mkdocs",
     "--num_workers": "litellm",
     "--timeout_worker_healthcheck": "litellm",
