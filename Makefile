@@ -1,11 +1,19 @@
 # Two commands matter: `make run` (the proxy with conol models; offline against the bundled fake
-# when CONOL_SESSION_TOKEN is unset) and `make test` (lint, types, the whole test suite on the LiteLLM
-# 1.108 line, then the unit and SDK tiers on the 1.110 line: noxfile.py).
-# Each sets up .venv itself on first use.
+# when CONOL_SESSION_TOKEN is unset) and `make test` (lint, types, the docs, the whole test suite on
+# the LiteLLM 1.108 line, then on the 1.110 line the tests that depend on LiteLLM's version:
+# noxfile.py). Each sets up .venv itself on first use: `make run` with what the proxy needs,
+# `make test` (and the other targets) with the development tools too.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# the default LiteLLM line's pins: its own, then the shared constraints.txt it reads
+CONSTRAINTS := constraints/litellm-1.108.txt
+PINS := pyproject.toml constraints.txt $(CONSTRAINTS)
+RUN_STAMP := $(VENV)/.run-stamp
 STAMP := $(VENV)/.installed-stamp
+# pytest's worker processes in `make test` (pytest-xdist, a test file per worker at a time): the
+# end-to-end tests spend most of their time waiting on the proxies and fakes they start
+TEST_WORKERS ?= 3
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 # Bytecode is cached (in .venv and the ignored __pycache__ folders) even where the environment turns
 # it off: otherwise every test process and every proxy the tests start compiles LiteLLM from source,
@@ -14,29 +22,33 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint typecheck docs unit bench bench-reuse fake clean redis-server nox
 
-# instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
-# installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
-$(STAMP): pyproject.toml constraints.txt
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
-	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt instructor
-	touch $(STAMP)
 
-run: $(STAMP)
+# --no-compile: bytecode is written as modules are first imported (cached, see above), not for every
+# file of every package at install, most of which nothing here imports (pip's pass: ~40 s of CPU)
+PIP_INSTALL := $(BIN)/python -m pip install --quiet --no-compile -c $(CONSTRAINTS)
+
+# what `make run` needs: the package and the LiteLLM proxy's runtime (the proxy-runtime extra)
+$(RUN_STAMP): $(PINS) | $(BIN)/python
+	$(PIP_INSTALL) -e ".[proxy-runtime]"
+	touch $(RUN_STAMP)
+
+# everything else: the dev extra (the proxy runtime, the test clients and the tools). instructor (a
+# structured-output client the tests drive) caps jiter below what openai needs: it is installed with
+# --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
+$(STAMP): $(PINS) | $(BIN)/python
+	$(PIP_INSTALL) -e ".[dev]"
+	$(PIP_INSTALL) --no-deps instructor
+	touch $(STAMP) $(RUN_STAMP)
+
+run: $(RUN_STAMP)
 	$(BIN)/litellm-conol serve $(ARGS)
 
-# On the 1.110 line CI runs the unit tier and the SDK files that touch what LiteLLM versions change
-# (chunks, params, model map, conformance, generateContent); `make nox ARGS=-s tests-1.110` runs both
-# whole tiers.
-TESTS_1_110 := tests/unit tests/integration/test_sdk.py tests/integration/test_litellm_conformance.py \
-	tests/integration/test_model_map.py tests/integration/test_tools.py tests/integration/test_reuse_sdk.py \
-	tests/integration/test_images_sdk.py tests/integration/test_readings_sdk.py \
-	tests/integration/test_generate_content_sdk.py
-
 test: $(STAMP) redis-server lint typecheck docs
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	$(BIN)/nox -s tests-1.110 -- $(TESTS_1_110)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/nox -s tests-1.110
 
 # Other LiteLLM lines (noxfile.py): `make nox ARGS="-s proxy-1.110"`; `make nox ARGS=-l` lists them.
 nox: $(STAMP)
@@ -79,7 +91,7 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
 
-fake: $(STAMP)
+fake: $(RUN_STAMP)
 	$(BIN)/litellm-conol fake $(ARGS)
 
 clean:

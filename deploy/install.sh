@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install litellm-conol and the LiteLLM proxy, at the versions this repository is tested with
-# (constraints.txt), into a fresh virtualenv, from this checkout and the package registry (PyPI).
+# (constraints/litellm-1.108.txt, which reads constraints.txt), into a fresh virtualenv, from this
+# checkout and the package registry (PyPI).
 # deploy/Dockerfile runs it; run it yourself for a systemd install (docs/team-deployment.md).
 #
 #   deploy/install.sh [VENV]        default VENV: /opt/litellm-conol
@@ -16,7 +17,7 @@ PYTHON=${PYTHON:-python3}
 "$PYTHON" -m venv "$VENV"
 # A regular (not editable) install: the venv does not need this checkout afterwards.
 "$VENV/bin/python" -m pip install --disable-pip-version-check --quiet \
-    -c "$SRC/constraints.txt" "$SRC[proxy]"
+    -c "$SRC/constraints/litellm-1.108.txt" "$SRC[proxy]"
 
 # Prove the install: the handler registers, the proxy and the usage-log callback import, and the
 # catalog ships with the package. No network (the cost map is the bundled one).

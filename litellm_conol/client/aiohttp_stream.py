@@ -1,7 +1,7 @@
 """The one place that touches LiteLLM's and aiohttp's internals (import-linter allows it alone).
 
 LiteLLM runs its providers on its own aiohttp-based httpx transport; we share that pool (see
-``_pool.py`` for why) and, for the event stream, read aiohttp's buffer directly. Each helper here
+``client/pool.py`` for why) and, for the event stream, read aiohttp's buffer directly. Each helper here
 degrades to plain httpx when the internals it looks for are not there, so a LiteLLM release that
 moves them costs speed, never correctness (``tests/unit/test_aiohttp_internals.py`` fails loudly
 when they move).

@@ -179,7 +179,7 @@ class Transport:
 
     async def get_raw(self, path: str, doing: str) -> tuple[int, bytes, dict[str, str]]:
         """``GET path`` as is: its HTTP status, body and headers, for checks that judge the answer
-        themselves (``core.judge_auth``). Only unreachable raises."""
+        themselves (``core.protocol.account.judge_auth``). Only unreachable raises."""
         response = await self._send("GET", path, doing, headers=self.endpoint.headers())
         return response.status_code, response.content, dict(response.headers)
 

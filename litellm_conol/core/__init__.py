@@ -1,7 +1,10 @@
 """The pure core: conol events in, OpenAI-shaped pieces out.
 
-No I/O, no clocks, no globals, and no LiteLLM, httpx or aiohttp (import-linter and
-``tests/unit/test_layers.py`` keep it so): everything here is tested with plain lists. Its rooms, in
+No LiteLLM, httpx or aiohttp (import-linter and ``tests/unit/test_layers.py`` keep it so), no clock,
+socket, process, thread or mutable module state; the environment is read only in ``config.boundary``
+and ``config.options`` (a variable is the fallback when a call gives no value) and files only in
+``models.catalog`` (each catalog file read once), as ``tests/unit/test_purity.py`` checks: everything
+here is tested with plain lists. Its rooms, in
 the order they may import each other (a room imports only those after it):
 
 * ``config``: the options a call runs with (the declared settings, the operator/caller boundary,

@@ -21,7 +21,8 @@ def _iso(ts: float) -> str:
 
 
 def balance_body(mode: str, now: float) -> dict[str, Any]:
-    """``GET /api/billing/balance``: the eight fields of §2.7 (``full``, ``zero``) or ``{total}``."""
+    """``GET /api/billing/balance`` (docs/protocol.md#balance): its fields with ``userId`` and ``updatedAt``
+    (``full``, ``zero``), or only ``{total}``."""
     daily, extra = (0.0, 0.0) if mode == "zero" else (DAILY, EXTRA)
     if mode == "total":
         return {"total": daily + extra}

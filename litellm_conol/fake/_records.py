@@ -242,8 +242,9 @@ class FakeConfig:
       ``application/x-ndjson``) or ``"message"`` (``message<TAB><json>`` lines, ``text/plain``).
     * ``context_usage``: events carry ``contextUsage {usedTokens, contextWindow, modelId}``;
       ``context_model`` makes ``modelId`` name that model (a downgrade only the stream reveals).
-    * ``balance``: ``"full"`` (the eight fields of §2.7; default), ``"total"`` (only ``{total}``, the
-      spec's shape) or ``"zero"`` (no credits: every session fails with the credit-error preview).
+    * ``balance``: ``"full"`` (every field of docs/protocol.md#balance; default), ``"total"`` (only
+      ``{total}``, the first description's shape) or ``"zero"`` (no credits: every session fails with
+      the credit-error preview).
     * ``auth``: how get-session answers: ``"ok"``, ``"dead_401"``, ``"dead_200"`` (200 ``{}``),
       ``"rate_limited"`` (429 with ``Retry-After``) or ``"checkpoint"`` (200 with an HTML page).
     """

@@ -26,7 +26,8 @@ class ScenarioError(ValueError):
 class ScenarioContext:
     """What a scenario may look at: the received create body, parsed, and the marker's parameters.
     ``messages`` are the transcript's text parts, ``images`` the sha256 of each of its images (the
-    uploaded bytes), both in order; on a follow-up turn, the session's whole transcript."""
+    uploaded bytes), both in order; on a follow-up turn, the session's whole transcript. ``turn``: 1 for
+    a session's first turn, n for its n-th (a follow-up on a session that ran n - 1)."""
 
     messages: tuple[str, ...] = ()
     images: tuple[str, ...] = ()
@@ -35,6 +36,7 @@ class ScenarioContext:
     model: str = "deepseek/deepseek-v4-pro"
     effort: str = "low"
     timezone: str | None = None
+    turn: int = 1
 
     def param_int(self, name: str, default: int, minimum: int = 0) -> int:
         return _checked(name, self.params.get(name), default, int, minimum)

@@ -126,6 +126,7 @@ class TurnEndpoints:
             model=rec.effective_model,
             effort=rec.effort,
             timezone=body.get("timezone") or rec.timezone,
+            turn=rec.turns + 1,
         )
         try:
             script = scenario.script(ctx)

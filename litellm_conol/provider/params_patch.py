@@ -17,7 +17,7 @@ given); the wrapper hands both to the handler as the caller sent them, which enf
 ``get_supported_openai_params`` for ``conol`` also lists them, so LiteLLM's public
 ``get_optional_params`` (which checks against that list) accepts ``reasoning_effort`` too, and
 clients that ask LiteLLM what a conol model takes are told. Where LiteLLM keeps those functions is
-``_litellm_compat``'s business.
+``provider.litellm_compat``'s business.
 """
 
 from __future__ import annotations

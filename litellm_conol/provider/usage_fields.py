@@ -1,7 +1,7 @@
 """What the usage log records of a request beyond LiteLLM's own logging
-(docs/team-deployment.md#the-usage-log).
+(docs/team-deployment.md#usage-log-and-spend).
 
-The handler notes them on LiteLLM's logging object of the call (``_litellm_compat.call_details``),
+The handler notes them on LiteLLM's logging object of the call (``litellm_compat.call_details``),
 which every callback receives as ``kwargs``, on success and on failure alike: a failed request has no
 response object to carry ``provider_specific_fields``, and its exception reaches callbacks mapped to
 a LiteLLM class.

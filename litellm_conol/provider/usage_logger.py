@@ -96,8 +96,9 @@ def _identity(
 
 
 def _request_fields(kwargs: Mapping[str, Any], conol: Mapping[str, Any]) -> dict[str, Any]:
-    """Sessions spent, reuse, and what refused the request, as the handler noted them (``_usage_fields``);
-    for a call the handler never saw (LiteLLM failed before it), reuse from the response if any."""
+    """Sessions spent, reuse, and what refused the request, as the handler noted them
+    (``provider.usage_fields``); for a call the handler never saw (LiteLLM failed before it), reuse
+    from the response if any."""
     noted = kwargs.get(USAGE_FIELDS_KEY)
     if isinstance(noted, Mapping):
         return dict(noted)

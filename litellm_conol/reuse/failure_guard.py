@@ -1,4 +1,4 @@
-"""The memory of recent failures (``core.KnownFailures``'s rules), keyed per request and kept where
+"""The memory of recent failures (``reuse.known_failures``'s rules), keyed per request and kept where
 the deployment's session reuse keeps its bindings: Redis shared by every worker and instance when
 one is configured, else this process's memory (``reuse.shared_state``). Agent failures are keyed per
 session body, answers that never validated per request (``FailureGuard.validation``).

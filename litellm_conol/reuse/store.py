@@ -25,7 +25,7 @@ from ..core.config.reuse_options import ReuseOptions
 from .fingerprint import BINDING_FORMAT, Binding
 from .shared_state import MemoryState, RedisState, SharedState, clear_shared_state, shared_state
 
-# The binding format's version in every key (``core.BINDING_FORMAT``, which a change to what
+# The binding format's version in every key (``reuse.fingerprint.BINDING_FORMAT``, which a change to what
 # Binding's JSON means changes): during a rolling upgrade old and new workers read different keys.
 BINDING_KIND = f"reuse:v{BINDING_FORMAT}"
 KEY_PREFIX = f"litellm-conol:{BINDING_KIND}:"

@@ -15,14 +15,19 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.proxyproc import MASTER_KEY, ProxyProcess
 
 from litellm_conol.core.config.settings_table import SETTINGS
-from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(120)
 
 GUARDED = "guarded"  # the deployment name: max_images 5, session_reuse off
+PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py)
+    {
+        "model_name": GUARDED,
+        "litellm_params": {"model": "conol/claude-haiku-4-5", "max_images": 5, "session_reuse": "off"},
+    }
+]
 OPERATOR_OPTIONS = sorted(
     name
     for name, s in SETTINGS.items()
@@ -52,26 +57,10 @@ def connections(server: socket.socket) -> int:
         count += 1
 
 
-@pytest.fixture(scope="module")
-def boundary_fake() -> Iterator[FakeConol]:
-    with FakeConol() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def boundary_proxy(boundary_fake, tmp_path_factory) -> Iterator[ProxyProcess]:
-    config = shipped_config()
-    params = {"model": "conol/claude-haiku-4-5", "max_images": 5, "session_reuse": "off"}
-    config["model_list"].append({"model_name": GUARDED, "litellm_params": params})
-    directory = tmp_path_factory.mktemp("boundary-proxy")
-    with running_proxy(config, directory, env=fake_env(boundary_fake), secrets=[boundary_fake.token]) as proc:
-        yield proc
-
-
 @pytest.fixture
-def fake(boundary_fake):
-    boundary_fake.reset()
-    return boundary_fake
+def fake(proxy_fake):
+    proxy_fake.reset()
+    return proxy_fake
 
 
 def value_naming(name: str, port: int) -> Any:
@@ -97,12 +86,12 @@ def chat(proxy: ProxyProcess) -> openai.OpenAI:
 
 @pytest.mark.parametrize("where", ["top level", "extra_body"])
 @pytest.mark.parametrize("name", OPERATOR_OPTIONS)
-def test_every_operator_option_in_a_chat_body_is_a_400_naming_it(boundary_proxy, fake, listener, name, where):
+def test_every_operator_option_in_a_chat_body_is_a_400_naming_it(shipped_proxy, fake, listener, name, where):
     value = value_naming(name, listener.getsockname()[1])
     # the openai SDK merges extra_body into the JSON body; a raw `extra_body` key is the other spelling
     extra = {name: value} if where == "top level" else {"extra_body": {name: value}}
     with pytest.raises(openai.BadRequestError) as caught:
-        chat(boundary_proxy).chat.completions.create(
+        chat(shipped_proxy).chat.completions.create(
             model=GUARDED, messages=[{"role": "user", "content": "Hi"}], extra_body=extra
         )
     assert f"`{name}` is set by the proxy operator, not per request" in str(caught.value)
@@ -119,24 +108,24 @@ def test_every_operator_option_in_a_chat_body_is_a_400_naming_it(boundary_proxy,
         ({"max_images": 50}, "`max_images` can only be tightened per request: this deployment allows 5"),
     ],
 )
-def test_overrides_are_refused_on_messages_and_responses_too(boundary_proxy, fake, listener, extra, mentions):
+def test_overrides_are_refused_on_messages_and_responses_too(shipped_proxy, fake, listener, extra, mentions):
     port = listener.getsockname()[1]
     extra = {k: v.format(port=port) if isinstance(v, str) else v for k, v in extra.items()}
-    client = anthropic.Anthropic(base_url=boundary_proxy.base_url, api_key=MASTER_KEY, max_retries=0)
+    client = anthropic.Anthropic(base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0)
     with pytest.raises(anthropic.BadRequestError) as refused:
         client.messages.create(
             model=GUARDED, max_tokens=64, messages=[{"role": "user", "content": "Hi"}], extra_body=extra
         )
     assert mentions in str(refused.value)
     with pytest.raises(openai.BadRequestError) as caught:
-        chat(boundary_proxy).responses.create(model=GUARDED, input="Hi", extra_body=extra)
+        chat(shipped_proxy).responses.create(model=GUARDED, input="Hi", extra_body=extra)
     assert mentions in str(caught.value)
     assert connections(listener) == 0
     assert fake.requests == []
 
 
-def test_a_caller_may_lower_a_narrow_option_and_is_answered(boundary_proxy, fake):
-    answer = chat(boundary_proxy).chat.completions.create(
+def test_a_caller_may_lower_a_narrow_option_and_is_answered(shipped_proxy, fake):
+    answer = chat(shipped_proxy).chat.completions.create(
         model=GUARDED,
         messages=[{"role": "user", "content": "Hi"}],
         extra_body={"max_images": 1, "session_reuse": "off", "max_repair_turns": 0},
@@ -148,9 +137,9 @@ def test_a_caller_may_lower_a_narrow_option_and_is_answered(boundary_proxy, fake
     assert [r.path for r in fake.requests if r.method == "POST"] == ["/api/sessions"]
 
 
-def test_a_deployment_with_reuse_off_never_continues_a_session(boundary_proxy, fake):
+def test_a_deployment_with_reuse_off_never_continues_a_session(shipped_proxy, fake):
     """Item 3 of the issue: the caller's `auto` used to win over the deployment's `off`."""
-    client = chat(boundary_proxy)
+    client = chat(shipped_proxy)
     first = client.chat.completions.create(model=GUARDED, messages=[{"role": "user", "content": "Hi"}])
     history = [
         {"role": "user", "content": "Hi"},

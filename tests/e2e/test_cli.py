@@ -1,64 +1,18 @@
-"""The CLI: `litellm-conol serve` (the README's run command) works offline in one command."""
+"""The CLI as a process: its help, the catalog, the fake command serving the protocol (`litellm-conol
+serve`, the README's run command, offline: tests/e2e/test_doc_examples.py runs the tutorial's steps)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
 
 import httpx
-import openai
 import pytest
-from support.paths import ROOT
-from support.proxyproc import free_port, wait_until_live
-
-from litellm_conol.fake import BUILTINS
+from support.proxyproc import free_port, interrupt, offline_env
 
 pytestmark = pytest.mark.timeout(150)
 CLI = [sys.executable, "-m", "litellm_conol.cli"]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONOL_", "LITELLM_MASTER"))}
-    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
-
-
-def _stop(process: subprocess.Popen[bytes]) -> str:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-    assert process.stdout is not None
-    return process.stdout.read().decode(errors="replace")
-
-
-def test_serve_without_a_token_runs_offline_against_the_fake(tmp_path):
-    port = free_port()
-    process = subprocess.Popen(
-        [*CLI, "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_live(base, process)
-        with openai.OpenAI(base_url=base, api_key="sk-conol-local", max_retries=0, timeout=30) as client:
-            response = client.chat.completions.create(
-                model="conol/claude-haiku-4-5", messages=[{"role": "user", "content": "Hello"}]
-            )
-        assert response.choices[0].message.content == BUILTINS["hello"].final_text
-    finally:
-        output = _stop(process)
-    assert "OFFLINE" in output and "bundled fake conol" in output
-    assert f"http://127.0.0.1:{port}" in output
 
 
 def test_help_and_models():
@@ -79,7 +33,7 @@ def test_fake_command_serves_the_protocol():
     port = free_port()
     process = subprocess.Popen(
         [*CLI, "fake", "--port", str(port), "--token", "t0k"],
-        env=_env(),
+        env=offline_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -101,5 +55,5 @@ def test_fake_command_serves_the_protocol():
         )
         assert ok.status_code == 200
     finally:
-        output = _stop(process)
+        output = interrupt(process)
     assert f"listening on http://127.0.0.1:{port}" in output

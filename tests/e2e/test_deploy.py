@@ -7,11 +7,14 @@ script, deploy/install.sh, and that script is what is run for real (into a tempo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from support.paths import ROOT
@@ -71,7 +74,14 @@ def test_the_image_installs_with_the_script_and_ships_the_team_config():
     assert run.startswith("sh deploy/install.sh /opt/litellm-conol ")
     assert "install -D -m 0644 deploy/team_config.yaml /etc/litellm-conol/config.yaml" in run
     copied = " ".join(args for instruction, args in steps if instruction == "COPY")
-    for needed in ("pyproject.toml", "constraints.txt", "README.md", "litellm_conol", "deploy"):
+    for needed in (
+        "pyproject.toml",
+        "constraints.txt",
+        "constraints",
+        "README.md",
+        "litellm_conol",
+        "deploy",
+    ):
         assert needed in copied
     env = " ".join(args for instruction, args in steps if instruction == "ENV")
     assert "LITELLM_LOCAL_MODEL_COST_MAP=True" in env
@@ -80,8 +90,37 @@ def test_the_image_installs_with_the_script_and_ships_the_team_config():
     assert ("Environment", "LITELLM_LOCAL_MODEL_COST_MAP=True") in service
 
 
+# deploy/install.sh run end to end is a fresh install of every dependency (a minute or more): it runs
+# when what it installs from changed since its last passing run, whose inputs' digest
+# deploy/install.verified records (the test rewrites it; commit it with the change).
+VERIFIED = DEPLOY / "install.verified"
+INSTALL_INPUTS = ("deploy", "pyproject.toml", "constraints.txt", "constraints")
+
+
+def install_inputs_digest(root: Path = ROOT) -> str:
+    """sha256 over the files install.sh installs from: deploy/, pyproject.toml and the constraints."""
+    digest = hashlib.sha256()
+    for name in INSTALL_INPUTS:
+        path = root / name
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file() and file.name != VERIFIED.name and "__pycache__" not in file.parts:
+                digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def recorded_digest() -> str:
+    lines = VERIFIED.read_text().splitlines() if VERIFIED.exists() else []
+    return next((line.split()[0] for line in lines if line and not line.startswith("#")), "")
+
+
 @pytest.mark.timeout(600)
 def test_install_script_installs_a_working_proxy(tmp_path):
+    digest = install_inputs_digest()
+    if digest == recorded_digest() and not os.environ.get("CONOL_VERIFY_INSTALL"):
+        pytest.skip(
+            "deploy/, pyproject.toml and the constraints are what install.sh last installed from end to end "
+            "(deploy/install.verified); CONOL_VERIFY_INSTALL=1 runs it anyway"
+        )
     venv = tmp_path / "venv"
     result = subprocess.run(
         ["sh", str(DEPLOY / "install.sh"), str(venv)],
@@ -95,3 +134,25 @@ def test_install_script_installs_a_working_proxy(tmp_path):
     assert (venv / "bin" / "litellm").exists()
     models = subprocess.run([venv / "bin" / "litellm-conol", "models"], capture_output=True, text=True)
     assert "conol/claude-haiku-4-5" in models.stdout
+    VERIFIED.write_text(
+        "# sha256 of deploy/, pyproject.toml and the constraints when deploy/install.sh last installed a\n"
+        "# working proxy from them (tests/e2e/test_deploy.py: it runs the install again when they change)\n"
+        f"{digest}\n"
+    )
+
+
+def test_the_install_inputs_digest_changes_with_each_input_and_nothing_else(tmp_path):
+    for name in INSTALL_INPUTS:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        copy(ROOT / name, tmp_path / name)
+    before = install_inputs_digest(tmp_path)
+    assert before == install_inputs_digest()
+    (tmp_path / "deploy" / VERIFIED.name).write_text("# another record\n")
+    (tmp_path / "README.md").write_text("not an input")
+    assert install_inputs_digest(tmp_path) == before
+    for name in ("deploy/install.sh", "pyproject.toml", "constraints.txt", "constraints/litellm-1.110.txt"):
+        with (tmp_path / name).open("a") as out:
+            out.write("\n# changed\n")
+        changed = install_inputs_digest(tmp_path)
+        assert changed != before, name
+        before = changed

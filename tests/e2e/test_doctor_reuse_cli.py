@@ -20,6 +20,7 @@ from litellm_conol.fake import (
     ScenarioContext,
     SetStatus,
     Step,
+    ToolCall,
     snapshots,
     tool_result_in,
 )
@@ -86,6 +87,27 @@ def test_doctor_reuse_passes_where_follow_ups_work(config, pinning, mode, capsys
     assert len(sessions) == 3  # the recall session, the tool session, one empty create
 
 
+TOOL_ANSWERED = re.compile(
+    r"PASS followup tool get_weather\(\{\}\) called; the answer quoted '(wx[0-9a-f]{6})' "
+    r"from its result: 'The tool returned: light rain, 14 C, station code (wx[0-9a-f]{6})\.'"
+)
+
+
+@pytest.mark.parametrize("default_scenario", ["hello", "agent"])
+def test_the_bundled_fake_answers_the_checks_as_a_model_would(default_scenario, capsys):
+    # `litellm-conol fake` and `make run` (hello), and `--default-scenario agent`: a model recalls a
+    # word from an earlier turn of its session, and answers with a tool's result once it has it
+    with FakeConol(default_scenario=default_scenario) as fake:
+        code, lines = doctor_in_process(fake, capsys)
+    assert code == 0, "\n".join(lines)
+    assert re.fullmatch(
+        r"PASS followup turn 2 recalled the word from turn 1 \('zebra[0-9a-f]{6}'\)", squeezed(lines[0])
+    )
+    quoted = TOOL_ANSWERED.fullmatch(squeezed(lines[1]))
+    assert quoted is not None and quoted.group(1) == quoted.group(2), lines[1]
+    assert lines[-2:] == ["session_reuse: auto", "model_pinning: create"]
+
+
 @pytest.mark.parametrize("status", [404, 405])
 def test_a_refused_follow_up_endpoint_skips_the_tool_round_trip(status, capsys):
     with FakeConol(default_scenario="recall") as fake:
@@ -128,9 +150,16 @@ def test_a_tool_result_the_answer_ignores_fails_the_round_trip_and_turns_reuse_o
     assert lines[-2:] == ["session_reuse: off", "model_pinning: create"]
 
 
+def _recalls_but_calls_again(ctx: ScenarioContext) -> list[Step]:
+    """``recall``, except that offered tools it calls the first one again, whatever came back."""
+    if ctx.tools:
+        return [*snapshots("Call it.", 2, 0.01, kind="thinking"), ToolCall(ctx.tools[0], {})]
+    return BUILTINS["recall"].script(ctx)
+
+
 def test_a_tool_call_repeated_instead_of_an_answer_is_named(capsys):
-    # the prompt-driven `agent` calls the first tool whenever it has tools, result or not
-    with FakeConol(default_scenario="agent") as fake:
+    scenario = Scenario("calls_again", _recalls_but_calls_again)
+    with FakeConol(default_scenario="calls_again", scenarios=[scenario]) as fake:
         code, lines = doctor_in_process(fake, capsys)
     assert code == 1
     assert squeezed(lines[1]) == (
@@ -138,15 +167,20 @@ def test_a_tool_call_repeated_instead_of_an_answer_is_named(capsys):
     )
 
 
+FORGETFUL = "Hello! How can I help you today?"
+
+
+def _forgets(ctx: ScenarioContext) -> list[Step]:
+    """The same greeting whatever the session was told or offered."""
+    return [*snapshots(FORGETFUL, 2, 0.01), CommitMessage(FORGETFUL), SetStatus("completed")]
+
+
 def test_the_recall_check_fails_when_turn_two_forgets():
     # a follow-up answered 2xx that does not continue the conversation is not a working follow-up
-    with FakeConol(default_scenario="hello") as fake:
+    with FakeConol(default_scenario="forgets", scenarios=[Scenario("forgets", _forgets)]) as fake:
         result = doctor(fake)
     lines = result.stdout.splitlines()
     assert result.returncode == 1
     assert squeezed(lines[0]).startswith("FAIL followup turn 2 did not recall")
-    assert squeezed(lines[1]) == (
-        "FAIL followup tool turn 1 did not call get_weather: "
-        "'Hello! I am the fake conol agent, running offline. How can I help you today?'"
-    )
+    assert squeezed(lines[1]) == (f"FAIL followup tool turn 1 did not call get_weather: '{FORGETFUL}'")
     assert lines[-4:] == [spent(3, 1), SETTINGS_HEADER, "session_reuse: off", "model_pinning: create"]

@@ -7,9 +7,7 @@ from __future__ import annotations
 import anthropic
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, fake_env, running_proxy, shipped_config
-
-from litellm_conol.fake import FakeConol
+from support.proxyproc import MASTER_KEY
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -32,29 +30,22 @@ BASH = {
 }
 
 
-@pytest.fixture(scope="module")
-def fake():
-    with FakeConol() as server:
-        yield server
+PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py)
+    {
+        "model_name": "capped",
+        "litellm_params": {"model": "conol/gpt-5.6-luna", "max_effort": "medium", "default_effort": "low"},
+    }
+]
 
 
-@pytest.fixture(scope="module")
-def proxy(fake, tmp_path_factory):
-    config = shipped_config()
-    config["model_list"].append(
-        {
-            "model_name": "capped",
-            "litellm_params": {
-                "model": "conol/gpt-5.6-luna",
-                "max_effort": "medium",
-                "default_effort": "low",
-            },
-        }
-    )
-    with running_proxy(
-        config, tmp_path_factory.mktemp("effort"), env=fake_env(fake), secrets=[fake.token]
-    ) as process:
-        yield process
+@pytest.fixture
+def fake(proxy_fake):
+    return proxy_fake
+
+
+@pytest.fixture
+def proxy(shipped_proxy):
+    return shipped_proxy
 
 
 @pytest.fixture

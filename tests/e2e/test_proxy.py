@@ -158,9 +158,11 @@ def test_spend_log_records_estimated_usage(proxy_fake_and_client, spend_log):
     )
 
 
-def test_health_of_the_shipped_config_is_green_and_creates_no_session(proxy_fake_and_client, shipped_proxy):
+def test_health_of_the_shipped_config_is_green_and_creates_no_session(
+    proxy_fake_and_client, shipped_proxy, proxy_deployments
+):
     """/health probes every deployment of the shipped config, the `conol/*` wildcard included (through
-    its health_check_model): each probe is a token check, never a paid session."""
+    its health_check_model), and the modules' own: each probe is a token check, never a paid session."""
     fake, _ = proxy_fake_and_client
     answer = httpx.get(
         f"{shipped_proxy.base_url}/health", headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=60
@@ -171,5 +173,6 @@ def test_health_of_the_shipped_config_is_green_and_creates_no_session(proxy_fake
         (d.get("model_info") or {}).get("health_check_model") or d["litellm_params"]["model"] for d in shipped
     ]
     healthy = [e["model"] for e in answer["healthy_endpoints"]]
-    assert sorted(probed) == sorted(m for m in healthy if m != "conol/private-model")  # + conftest's own
+    added = [d["litellm_params"]["model"] for d in proxy_deployments]
+    assert sorted(healthy) == sorted(probed + added)
     assert [r.path for r in fake.requests] == ["/api/auth/get-session"] * len(healthy)

@@ -11,32 +11,26 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.proxyproc import MASTER_KEY, ProxyProcess
 
 from litellm_conol.core.models.catalog import default_catalog
-from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(240)
 PRICED = {"input_cost_per_token": 4e-06, "output_cost_per_token": 8e-06}
 
 
-@pytest.fixture(scope="module")
-def model_map_proxy(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("model_map_proxy")
-    spend = folder / "spend.jsonl"
-    config = shipped_config()
-    config["litellm_settings"]["callbacks"] = ["support.spend_logger.spend_recorder"]
-    config["model_list"].append(
-        {
-            "model_name": "priced-haiku",
-            "litellm_params": {"model": "conol/claude-haiku-4-5"},
-            "model_info": PRICED,
-        }
-    )
-    with FakeConol() as fake:
-        env = {**fake_env(fake), "SPEND_LOG_FILE": str(spend)}
-        with running_proxy(config, folder, env=env) as process:
-            yield process, spend
+PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py), which records spend rows
+    {
+        "model_name": "priced-haiku",
+        "litellm_params": {"model": "conol/claude-haiku-4-5"},
+        "model_info": PRICED,
+    }
+]
+
+
+@pytest.fixture
+def model_map_proxy(shipped_proxy, spend_log):
+    return shipped_proxy, spend_log
 
 
 def _get(proxy: ProxyProcess, path: str) -> dict:

@@ -4,49 +4,29 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.proxyproc import MASTER_KEY
 from support.usage_log import usage_rows
 
-from litellm_conol.fake import BUILTINS, FakeConol
+from litellm_conol.fake import BUILTINS
 
 pytestmark = pytest.mark.timeout(180)
 
 PRICES = {"input_cost_per_token": 0.000003, "output_cost_per_token": 0.000015}
-MODEL = "priced-haiku"
+MODEL = "usage-priced-haiku"
 
 
-@pytest.fixture(scope="module")
-def readings_fake() -> Iterator[FakeConol]:
-    with FakeConol() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def usage_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("readings-usage") / "usage.jsonl"
-
-
-@pytest.fixture(scope="module")
-def readings_proxy(readings_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProcess]:
-    config = shipped_config()
-    config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
-    config["model_list"].append(
-        {"model_name": MODEL, "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICES}
-    )
-    env = {**fake_env(readings_fake), "CONOL_USAGE_LOG": str(usage_file)}
-    directory = tmp_path_factory.mktemp("readings-proxy")
-    with running_proxy(config, directory, env=env, secrets=[readings_fake.token]) as process:
-        yield process
+PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py), which writes the usage log
+    {"model_name": MODEL, "litellm_params": {"model": "conol/claude-haiku-4-5"}, "model_info": PRICES}
+]
 
 
 @pytest.fixture
-def client(readings_fake, readings_proxy) -> Iterator[openai.OpenAI]:
-    readings_fake.reset()
-    with openai.OpenAI(base_url=readings_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
+def client(proxy_fake, shipped_proxy) -> Iterator[openai.OpenAI]:
+    proxy_fake.reset()
+    with openai.OpenAI(base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
         yield c
 
 
@@ -55,28 +35,28 @@ def chat(text: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("framing", ["sse", "ndjson", "message"])
-def test_each_framing_through_the_proxy(client, readings_fake, framing):
-    readings_fake.configure(framing=framing)
+def test_each_framing_through_the_proxy(client, proxy_fake, framing):
+    proxy_fake.configure(framing=framing)
     for shape in ("hello", "stream_events"):
         expected = BUILTINS[shape]
         response = client.chat.completions.create(model=MODEL, messages=chat(f"[[fake:{shape}]]"))
         assert response.choices[0].message.content == expected.final_text
         stream = client.chat.completions.create(model=MODEL, messages=chat(f"[[fake:{shape}]]"), stream=True)
         assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == expected.final_text
-    connections = [c for s in readings_fake.sessions.values() for c in s.connections]
-    assert len(connections) >= 4 and readings_fake.config.framing == framing
+    connections = [c for s in proxy_fake.sessions.values() for c in s.connections]
+    assert len(connections) >= 4 and proxy_fake.config.framing == framing
 
 
 def cost(prompt: int, completion: int) -> float:
     return prompt * PRICES["input_cost_per_token"] + completion * PRICES["output_cost_per_token"]
 
 
-def test_usage_reported_versus_estimated_and_the_log_and_spend_agree(client, readings_fake, usage_file):
-    before = len(usage_rows(usage_file, 0))
+def test_usage_reported_versus_estimated_and_the_log_and_spend_agree(client, proxy_fake, usage_log):
+    before = len(usage_rows(usage_log, 0))
     estimated = client.chat.completions.create(model=MODEL, messages=chat("[[fake:hello]] one"), user="est")
-    readings_fake.configure(context_usage=True)
+    proxy_fake.configure(context_usage=True)
     reported = client.chat.completions.create(model=MODEL, messages=chat("[[fake:hello]] two"), user="rep")
-    used = readings_fake.last_session.context_usage["usedTokens"]
+    used = proxy_fake.last_session.context_usage["usedTokens"]
     stream = client.chat.completions.create(
         model=MODEL,
         messages=chat("[[fake:hello]] three"),
@@ -85,7 +65,7 @@ def test_usage_reported_versus_estimated_and_the_log_and_spend_agree(client, rea
         stream_options={"include_usage": True},
     )
     streamed_usage = [c.usage for c in stream if c.usage][-1]
-    streamed_used = readings_fake.last_session.context_usage["usedTokens"]
+    streamed_used = proxy_fake.last_session.context_usage["usedTokens"]
 
     est_fields = estimated.choices[0].message.model_extra["provider_specific_fields"]
     rep_fields = reported.choices[0].message.model_extra["provider_specific_fields"]
@@ -94,7 +74,7 @@ def test_usage_reported_versus_estimated_and_the_log_and_spend_agree(client, rea
     assert rep_fields["context_used_tokens"] == used == reported.usage.total_tokens
     assert streamed_usage.total_tokens == streamed_used
 
-    rows = {row["user"]: row for row in usage_rows(usage_file, before + 3)[before:]}
+    rows = {row["user"]: row for row in usage_rows(usage_log, before + 3)[before:]}
     for user, response_usage, flag in (
         ("est", estimated.usage, True),
         ("rep", reported.usage, False),
@@ -110,4 +90,4 @@ def test_usage_reported_versus_estimated_and_the_log_and_spend_agree(client, rea
             cost(response_usage.prompt_tokens, response_usage.completion_tokens)
         )
     assert rows["rep"]["effective_model"] == "claude-haiku-4-5"
-    assert readings_fake.token not in usage_file.read_text()
+    assert proxy_fake.token not in usage_log.read_text()

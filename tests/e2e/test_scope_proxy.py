@@ -1,5 +1,6 @@
-"""Callers, remembered validation failures and the usage log, through the real LiteLLM proxy (one
-worker, the shipped config plus the usage-log callback) against the fake.
+"""Callers, remembered validation failures and the usage log, through the real LiteLLM proxy (the
+shared one of tests/e2e/conftest.py: one worker, the shipped config with the usage-log callback)
+against the fake.
 
 * Two end users (``user`` on chat, anthropic ``metadata.user_id`` on ``/v1/messages``) sending word
   for word the same two-turn conversation, interleaved, never continue each other's session; and
@@ -20,7 +21,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
+from support.proxyproc import MASTER_KEY
 from support.usage_log import usage_rows
 
 from litellm_conol.fake import Done, FakeConol, Preview, Scenario, ScenarioContext, SetStatus
@@ -42,49 +43,28 @@ PERSON = {
 }
 
 
-@pytest.fixture(scope="module")
-def scope_fake() -> Iterator[FakeConol]:
-    with FakeConol() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def usage_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("scope-usage") / "usage.jsonl"
-
-
-@pytest.fixture(scope="module")
-def scope_proxy(scope_fake, usage_file, tmp_path_factory) -> Iterator[ProxyProcess]:
-    config = shipped_config()
-    config["litellm_settings"]["callbacks"] = ["litellm_conol.usage_log.usage_logger"]
-    env = {**fake_env(scope_fake), "CONOL_USAGE_LOG": str(usage_file), "CONOL_FAILURE_MEMORY_SECONDS": "300"}
-    directory = tmp_path_factory.mktemp("scope-proxy")
-    with running_proxy(config, directory, env=env, secrets=[scope_fake.token]) as process:
-        yield process
+@pytest.fixture
+def fake(proxy_fake, shipped_proxy) -> FakeConol:
+    proxy_fake.reset()
+    return proxy_fake
 
 
 @pytest.fixture
-def fake(scope_fake, scope_proxy) -> FakeConol:
-    scope_fake.reset()
-    return scope_fake
-
-
-@pytest.fixture
-def oai(scope_proxy) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=scope_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
+def oai(shipped_proxy) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60) as c:
         yield c
 
 
 @pytest.fixture
-def claude(scope_proxy) -> Iterator[anthropic.Anthropic]:
+def claude(shipped_proxy) -> Iterator[anthropic.Anthropic]:
     with anthropic.Anthropic(
-        base_url=scope_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
+        base_url=shipped_proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60
     ) as c:
         yield c
 
 
-def new_rows(usage_file: Path, before: int, count: int) -> list[dict[str, Any]]:
-    rows = usage_rows(usage_file, before + count)[before:]
+def new_rows(usage_log: Path, before: int, count: int) -> list[dict[str, Any]]:
+    rows = usage_rows(usage_log, before + count)[before:]
     assert len(rows) == count, rows
     return rows
 
@@ -92,8 +72,8 @@ def new_rows(usage_file: Path, before: int, count: int) -> list[dict[str, Any]]:
 # --- two callers, one conversation -------------------------------------------------------------
 
 
-def test_two_end_users_with_the_same_conversation_never_share_a_session_on_chat(oai, fake, usage_file):
-    before = len(usage_rows(usage_file, 0))
+def test_two_end_users_with_the_same_conversation_never_share_a_session_on_chat(oai, fake, usage_log):
+    before = len(usage_rows(usage_log, 0))
     histories: dict[str, list[dict[str, Any]]] = {"alice": [], "bob": []}
     reused: dict[str, list[bool]] = {"alice": [], "bob": []}
     for text in ("[[fake:echo]] the same words", "and the same reply"):
@@ -110,7 +90,7 @@ def test_two_end_users_with_the_same_conversation_never_share_a_session_on_chat(
     assert reused == {"alice": [False, True], "bob": [False, True]}
     assert len(fake.sessions) == 2
     assert sorted(s.turns for s in fake.sessions.values()) == [2, 2]
-    rows = new_rows(usage_file, before, 4)
+    rows = new_rows(usage_log, before, 4)
     assert [(r["user"], r["sessions_created"], r["followup_turns"], r["session_reused"]) for r in rows] == [
         ("alice", 1, 0, False),
         ("bob", 1, 0, False),
@@ -123,9 +103,9 @@ def test_two_end_users_with_the_same_conversation_never_share_a_session_on_chat(
     assert all(len(ids) == 1 for ids in sessions_of.values()) and sessions_of["alice"] != sessions_of["bob"]
 
 
-def test_two_end_users_with_the_same_conversation_never_share_a_session_on_messages(claude, fake, usage_file):
+def test_two_end_users_with_the_same_conversation_never_share_a_session_on_messages(claude, fake, usage_log):
     """anthropic ``metadata.user_id`` is the end user on /v1/messages (LiteLLM's auth reads it)."""
-    before = len(usage_rows(usage_file, 0))
+    before = len(usage_rows(usage_log, 0))
     histories: dict[str, list[dict[str, Any]]] = {"carol": [], "dave": []}
     for text in ("[[fake:echo]] claude words", "claude reply"):
         for user_id in ("carol", "dave"):
@@ -139,7 +119,7 @@ def test_two_end_users_with_the_same_conversation_never_share_a_session_on_messa
     assert [m["content"] for m in histories["carol"]][1::2] == ["[[fake:echo]] claude words", "claude reply"]
     # shared, carol's second turn would have taken dave's session: three sessions, turns [1, 2, 1]
     assert sorted(s.turns for s in fake.sessions.values()) == [2, 2]
-    rows = new_rows(usage_file, before, 4)
+    rows = new_rows(usage_log, before, 4)
     assert [(r["user"], r["sessions_created"], r["followup_turns"]) for r in rows] == [
         ("carol", 1, 0),
         ("dave", 1, 0),
@@ -191,8 +171,8 @@ def test_identity_fields_in_the_body_select_no_other_callers_scope(oai, claude, 
 # --- a request that never validates ------------------------------------------------------------
 
 
-def test_four_identical_never_valid_requests_cost_two_rounds(oai, fake, usage_file):
-    before = len(usage_rows(usage_file, 0))
+def test_four_identical_never_valid_requests_cost_two_rounds(oai, fake, usage_log):
+    before = len(usage_rows(usage_log, 0))
     request = {
         "model": MODEL,
         "messages": [{"role": "user", "content": "Who? proxy [[fake:json_never_valid]]"}],
@@ -220,7 +200,7 @@ def test_four_identical_never_valid_requests_cost_two_rounds(oai, fake, usage_fi
     for message in messages[2:]:
         assert "refused without starting a conol session: the answer failed validation" in message
         assert "refused without a conol session for the next 300 s; not retried) (" in message
-    rows = new_rows(usage_file, before, 4)
+    rows = new_rows(usage_log, before, 4)
     assert [(r["outcome"], r["sessions_created"], r["refused_by"]) for r in rows] == [
         ("failure", ROUND, None),
         ("failure", ROUND, None),
@@ -229,13 +209,13 @@ def test_four_identical_never_valid_requests_cost_two_rounds(oai, fake, usage_fi
     ]
 
 
-def test_with_the_routers_retries_two_client_attempts_cost_two_rounds(oai, fake, usage_file):
+def test_with_the_routers_retries_two_client_attempts_cost_two_rounds(oai, fake, usage_log):
     """The proxy's Router retries a 502 (num_retries: LiteLLM's default 2): the first client attempt
     runs a round, the Router's retry the second, its next retry is refused; so is the client's
     second attempt. The proxy runs failure callbacks once per request, at its first failing
     attempt: the usage line of a request whose Router retries all fail counts that attempt's
     sessions only (docs/team-deployment.md#usage-log-and-spend)."""
-    before = len(usage_rows(usage_file, 0))
+    before = len(usage_rows(usage_log, 0))
     request = {
         "model": MODEL,
         "messages": [{"role": "user", "content": "Who? with retries [[fake:json_never_valid]]"}],
@@ -247,7 +227,7 @@ def test_with_the_routers_retries_two_client_attempts_cost_two_rounds(oai, fake,
         assert caught.value.status_code == 502
         assert "refused without starting a conol session" in caught.value.message
     assert len(fake.sessions) == 2 * ROUND
-    rows = new_rows(usage_file, before, 2)
+    rows = new_rows(usage_log, before, 2)
     assert [(r["sessions_created"], r["refused_by"]) for r in rows] == [(ROUND, None), (0, "failure_memory")]
 
 
@@ -262,9 +242,9 @@ def valid_from_the_fourth_session() -> Scenario:
     return Scenario("valid_from_the_fourth", steps, description="not JSON in the first three sessions")
 
 
-def test_a_request_answered_on_the_routers_retry_logs_every_attempts_sessions(oai, fake, usage_file):
+def test_a_request_answered_on_the_routers_retry_logs_every_attempts_sessions(oai, fake, usage_log):
     fake.add_scenario(valid_from_the_fourth_session())
-    before = len(usage_rows(usage_file, 0))
+    before = len(usage_rows(usage_log, 0))
     message = (
         oai.chat.completions.create(
             model=MODEL,
@@ -277,26 +257,26 @@ def test_a_request_answered_on_the_routers_retry_logs_every_attempts_sessions(oa
     assert message.content == '{"name": "Ada Lovelace", "age": 36}'
     assert len(fake.sessions) == ROUND + 1  # a round, then the Router's retry answered at once
     # the proxy logs the failed attempt, then the answer: each line counts its own sessions
-    rows = new_rows(usage_file, before, 2)
+    rows = new_rows(usage_log, before, 2)
     assert [(r["outcome"], r["sessions_created"], r["followup_turns"]) for r in rows] == [
         ("failure", ROUND, 0),
         ("success", 1, 0),
     ]
 
 
-def test_a_settings_boundary_refusal_is_logged_as_such(oai, fake, usage_file):
-    before = len(usage_rows(usage_file, 0))
+def test_a_settings_boundary_refusal_is_logged_as_such(oai, fake, usage_log):
+    before = len(usage_rows(usage_log, 0))
     with pytest.raises(openai.BadRequestError, match="is set by the proxy operator"):
         oai.chat.completions.create(
             model=MODEL, messages=[{"role": "user", "content": "hi"}], extra_body={"first_event_timeout": 1}
         )
     assert fake.sessions == {}
-    (row,) = new_rows(usage_file, before, 1)
+    (row,) = new_rows(usage_log, before, 1)
     assert (row["outcome"], row["refused_by"], row["sessions_created"]) == ("failure", "settings_boundary", 0)
 
 
-def test_streamed_and_responses_requests_log_their_sessions_and_turns(oai, fake, usage_file):
-    before = len(usage_rows(usage_file, 0))
+def test_streamed_and_responses_requests_log_their_sessions_and_turns(oai, fake, usage_log):
+    before = len(usage_rows(usage_log, 0))
     items: list[Any] = [{"role": "user", "content": "[[fake:echo]] responses one"}]
     first = oai.responses.create(model=MODEL, input=items, user="erin")
     items += [item.model_dump(exclude_none=True) for item in first.output]
@@ -308,7 +288,7 @@ def test_streamed_and_responses_requests_log_their_sessions_and_turns(oai, fake,
     chat += [{"role": "assistant", "content": text}, {"role": "user", "content": "streamed two"}]
     stream = oai.chat.completions.create(model=MODEL, messages=chat, user="erin", stream=True)
     assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "streamed two"
-    rows = new_rows(usage_file, before, 4)
+    rows = new_rows(usage_log, before, 4)
     assert [(r["stream"], r["sessions_created"], r["followup_turns"], r["session_reused"]) for r in rows] == [
         (False, 1, 0, False),
         (False, 0, 1, True),

@@ -1,5 +1,5 @@
 """The fake's agent-error scenarios (fake/_library/_agent_errors): the spec's error event shape
-(``{"type": "error", "message": ...}``, spec §2.3) before any text, then status ``failed``."""
+(``{"type": "error", "message": ...}``, docs/protocol.md#stream) before any text, then status ``failed``."""
 
 from __future__ import annotations
 

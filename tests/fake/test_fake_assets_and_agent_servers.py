@@ -1,5 +1,5 @@
 """The fake's own contract for ``POST /api/assets`` and ``GET /api/agent-servers`` (docs/protocol.md#assets,
-§2.4, §4), each reading it offers, and image parts in a create body."""
+#discovery), each reading it offers, and image parts in a create body."""
 
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ async def test_changed_history_starts_a_new_session(conol):
     [(404, "unsupported"), (405, "unsupported"), (410, "gone"), (409, "busy"), (422, "rejected")],
 )
 async def test_a_refused_follow_up_falls_back_to_the_same_answer(conol, status, kind):
-    """Refusals by meaning (issue 24 item 4): only an upstream without follow-ups turns them off for
+    """Refusals by meaning: only an upstream without follow-ups turns them off for
     everyone; a gone, busy or refused turn falls back for that conversation alone."""
     conol.configure(followup_status=status)
     answers, fields = await echo_conversation(conol, TURNS)
@@ -326,11 +326,11 @@ async def test_a_follow_up_carries_the_new_turns_image_as_an_uploaded_asset(cono
     ]
 
 
-# --- issue 24 regressions: refusals by meaning, what both sides hold, the effective model -------------
+# --- refusals by meaning, what both sides hold, the effective model -------------------------------
 
 
 async def test_a_rate_limited_follow_up_is_retryable_and_keeps_reuse_on(conol):
-    """Issue 24 item 4: a 429 on one follow-up is the caller's usual retryable error; the retry
+    """A 429 on one follow-up is the caller's usual retryable error; the retry
     continues the same session, and reuse stays on for other conversations."""
     answers, _ = await echo_conversation(conol, TURNS[:1])
     messages = [{"role": "user", "content": TURNS[0]}, {"role": "assistant", "content": answers[0]}]
@@ -348,7 +348,7 @@ async def test_a_rate_limited_follow_up_is_retryable_and_keeps_reuse_on(conol):
 
 
 async def test_a_server_error_on_a_follow_up_is_retried_on_that_session_only(conol):
-    """Issue 24 item 4: after a 500 conol may have taken the turn; a retry of that very turn reads
+    """After a 500 conol may have taken the turn; a retry of that very turn reads
     the session (never a second full session), and another turn on that history starts afresh."""
     answers, _ = await echo_conversation(conol, TURNS[:1])
     history = [{"role": "user", "content": TURNS[0]}, {"role": "assistant", "content": answers[0]}]
@@ -365,7 +365,7 @@ async def test_a_server_error_on_a_follow_up_is_retried_on_that_session_only(con
 
 
 async def test_calls_the_client_did_not_get_are_never_bound(conol):
-    """Issue 24 item 5: parallel_tool_calls=false keeps one of two calls; conol waits on both, so
+    """parallel_tool_calls=false keeps one of two calls; conol waits on both, so
     the session is not continued with one result."""
     messages = [{"role": "user", "content": "[[fake:multi_tool]] weather in two cities"}]
     first, fields = await ask(conol, messages, tools=[WEATHER], parallel_tool_calls=False)
@@ -380,7 +380,7 @@ async def test_calls_the_client_did_not_get_are_never_bound(conol):
 
 
 async def test_parallel_calls_to_one_tool_are_told_apart_in_a_follow_up(conol):
-    """Issue 24 item 5: each result names its call by name, arguments and order, as conol saw it."""
+    """Each result names its call by name, arguments and order, as conol saw it."""
     messages = [{"role": "user", "content": "[[fake:multi_tool]] weather in two cities"}]
     first, _ = await ask(conol, messages, tools=[WEATHER])
     paris, tokyo = first["tool_calls"]
@@ -394,7 +394,7 @@ async def test_parallel_calls_to_one_tool_are_told_apart_in_a_follow_up(conol):
 
 
 async def test_a_follow_up_reports_the_model_conol_runs(conol):
-    """Issue 24 item 7: the binding keeps the effective model; a follow-up reports it."""
+    """The binding keeps the effective model; a follow-up reports it."""
     conol.configure(create_model="ignore")
     _, fields = await echo_conversation(conol, TURNS[:2])
     assert [f["session_reused"] for f in fields] == [False, True]

@@ -1,4 +1,4 @@
-"""Regression tests of issue 24, items 1 and 2: where a follow-up's new turn starts in its event stream.
+"""Where a follow-up's new turn starts in its event stream, on the two shapes that could mislead it:
 
 1. A turn-2 text that turn 1 quoted, on a fake whose follow-up stream replays the earlier turns, gets
    turn 2's answer (not turn 1's, whose user log holds the same words).

@@ -43,7 +43,7 @@ CASES = [
     ),
     ("unknown model", {"model": "conol/gpt-9000"}, 404, "gpt-9000"),
     ("n > 1", {"n": 2}, 400, "n=2"),
-    # response_format json_object / json_schema are enforced (tests/test_structured*.py); these are not
+    # response_format json_object / json_schema are enforced (tests/*/test_structured*.py); these are not
     ("response_format of an unknown type", {"response_format": {"type": "yaml"}}, 400, "'yaml'"),
     (
         "response_format json_schema without a schema",

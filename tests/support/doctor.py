@@ -14,7 +14,7 @@ SESSION_CHECKS = [
     "status",
     "tool_call",
 ]
-# the capability lines (issue 18) and their outcomes on the default fake: no contextUsage, SSE framing
+# the capability lines (contextUsage, framing) and their outcomes on the default fake: no contextUsage, SSE framing
 CAPABILITIES = {"contextUsage": "absent", "framing": "pass"}
 
 

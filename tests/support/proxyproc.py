@@ -106,6 +106,27 @@ class ProxyProcess:
         self._log.close()
 
 
+def offline_env(**extra: str) -> dict[str, str]:
+    """This environment without conol's or the proxy key's variables (as on a fresh machine: the CLI
+    then runs offline against the bundled fake), with LiteLLM's local cost map, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONOL_", "LITELLM_MASTER"))}
+    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
+
+
+def interrupt(process: subprocess.Popen[bytes]) -> str:
+    """Ctrl-C to a process started in a session of its own (and its children), killed if it is still
+    there 20 s later; what it printed (its stdout, piped)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+    assert process.stdout is not None
+    return process.stdout.read().decode(errors="replace")
+
+
 def shipped_config() -> dict[str, Any]:
     """The shipped ``proxy_config.yaml`` as data, for a test to add deployments or callbacks to."""
     config: dict[str, Any] = yaml.safe_load((ROOT / "proxy_config.yaml").read_text())
@@ -126,8 +147,8 @@ def running_proxy(
     args: list[str] | None = None,
     secrets: Sequence[str] = (),
 ) -> Iterator[ProxyProcess]:
-    """A ready proxy on ``config`` (written to ``directory/config.yaml``, its log to
-    ``directory/proxy.log``) started with the extra command-line ``args``, stopped on the way out; then
+    """A ready proxy on ``config`` (written to ``config.yaml`` in ``directory``, its log to
+    ``proxy.log`` beside it) started with the extra command-line ``args``, stopped on the way out; then
     its log must hold none of ``secrets`` (the check names how many leaked, never the secret)."""
     path = directory / "config.yaml"
     path.write_text(yaml.safe_dump(config))

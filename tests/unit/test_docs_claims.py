@@ -10,10 +10,18 @@ the Makefile, the package's files. Pure file reads and imports: no sockets, no p
 from __future__ import annotations
 
 import argparse
+import ast
+import io
+import os
 import re
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
+import litellm
 import pytest
+import yaml
+from markdown.extensions.toc import slugify
 from support.paths import ROOT
 
 from litellm_conol.cli import command_parsers
@@ -30,6 +38,7 @@ FOREIGN_FLAGS = {
     "--only": "bench/__main__.py",
     "--write": "bench/reuse.py",
     "--no-deps": "pip",
+    "--no-compile": "pip",
     "--strict": "mkdocs",
     "--num_workers": "litellm",
     "--timeout_worker_healthcheck": "litellm",
@@ -266,9 +275,37 @@ def test_the_development_page_lists_every_module_of_each_package(package):
     assert (sorted(listed - present), sorted(present - listed)) == ([], [])
 
 
-def test_every_page_is_in_the_site_navigation():
-    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    assert sorted(name for name in PAGES if name != "README.md" and f": {name}\n" not in nav) == []
+# --- the list of pages: mkdocs.yml's nav is the one list; the README's is it, rendered -----------------
+
+
+def site_navigation() -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section, [(title, page)]) of mkdocs.yml's nav, in order."""
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    sections = []
+    for entry in nav:
+        ((section, pages),) = entry.items()
+        sections.append((section, [next(iter(page.items())) for page in pages]))
+    return sections
+
+
+def pages_table(sections: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """The README's list of pages, rendered from the site navigation."""
+    rows = ["| docs | |", "|---|---|"]
+    for section, pages in sections:
+        rows.append(f"| {section.lower()} | " + ", ".join(f"[{t}](docs/{page})" for t, page in pages) + " |")
+    return "\n".join(rows)
+
+
+def test_every_page_is_in_the_site_navigation_once():
+    listed = [page for _, pages in site_navigation() for _, page in pages]
+    assert sorted(listed) == sorted(name for name in PAGES if name != "README.md")
+
+
+def test_the_readme_lists_the_pages_of_the_site_navigation():
+    readme = PAGES["README.md"]
+    block = readme[readme.index("<!-- pages -->\n") + 15 : readme.index("\n<!-- /pages -->")]
+    expected = pages_table(site_navigation())
+    assert block == expected, f"the README's list of pages, from mkdocs.yml's nav:\n{expected}"
 
 
 def test_the_readme_links_the_tutorial_and_fits_one_screen():
@@ -277,26 +314,298 @@ def test_the_readme_links_the_tutorial_and_fits_one_screen():
     assert len(readme.splitlines()) <= 60
 
 
-# --- module paths named in the docs and in the code's own comments ---------------------------------
+# --- references: every file, page anchor and dotted name the repository cites resolves --------------
+#
+# Read from everything a reader follows a pointer from: the comments and docstrings of the Python code
+# (the package, the tests, the benchmark, noxfile.py), the pages and READMEs, pyproject.toml, the
+# Makefile, mkdocs.yml, the deploy files and the constraints. Not read: CHANGELOG.md (history: it names
+# what was) and bench/RESULTS.md (a run's output, quoted as printed).
 
-MODULE_PATH = re.compile(r"(?<![\w/.-])((?:core|reuse|client|provider|ops|fake)/[\w/]+\.py)\b")
+# not the repository's own: environments, caches and build output (deploy/install.sh builds into build/)
+SKIPPED_DIRS = {
+    *(".git", ".venv", ".nox", ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", "__pycache__"),
+    *("build", "dist", "site", "node_modules"),
+}
+SCANNED_FOLDERS = ("litellm_conol", "tests", "bench", "docs", "deploy", "constraints", ".ci")
+SCANNED_FILES = ("README.md", "pyproject.toml", "Makefile", "noxfile.py", "mkdocs.yml", "proxy_config.yaml")
+NOT_SCANNED = {"CHANGELOG.md", "bench/RESULTS.md"}
+SCANNED_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".txt", ".sh", ".service", ""}
+
+# Files named that are not in this repository, and whose they are (each must still be named somewhere).
+FOREIGN_FILES = {
+    "first.py": "the reader's own file (docs/tutorial.md)",
+    "notes.md": "the reader's own notes (bench/README.md)",
+    "tests/local_testing/test_streaming.py": "LiteLLM's repository (its tests are not in the wheel)",
+    "tests/llm_translation/base_llm_unit_tests.py": "LiteLLM's repository",
+    "base_llm_unit_tests.py": "LiteLLM's repository",
+    "test_streaming.py": "LiteLLM's repository",
+}
+# Private names of other packages' internals that comments and pages name (each must still be named).
+FOREIGN_NAMES = {
+    "_should_retry": "openai",
+    "_hidden_params": "litellm",
+    "_iter_with_keepalive": "litellm",
+    "_Prisma__engine": "prisma",
+}
+# Variables the docs name by convention: ``fake.assets`` is an attribute of a ``FakeConol``.
+INSTANCE_NAMES = {"fake": "FakeConol", "conol_fake": "FakeConol", "proxy_fake": "FakeConol"}
+ROOMS = ("core", "reuse", "client", "provider", "ops", "fake")
+FILE_SUFFIXES = "py|md|toml|ya?ml|txt|json|sh|service|cfg|ini|rs"
+
+PATH_REF = re.compile(
+    r"(?<![\w/.:~@<$-])((?:\.\.?/)?[\w.*-]+(?:/[\w.*-]+)*\.(?:" + FILE_SUFFIXES + r"))(?![\w/])"
+    r"((?:#[\w-]+)(?:,\s*#[\w-]+)*)?"
+)
+SPAN = re.compile(r"(`+)([^`\n]+?)\1")
+DOTTED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(.*\))?")
+PRIVATE = re.compile(r"_[A-Za-z]\w*")
 
 
-def _texts_naming_modules() -> dict[str, str]:
-    texts = {f"docs/{name}": text for name, text in PAGES.items()}
-    for folder in ("litellm_conol", "tests", "bench"):
-        for path in (ROOT / folder).rglob("*.py"):
-            texts[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
+def _repository_files() -> list[Path]:
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        found += [Path(folder) / name for name in files]
+    return found
+
+
+def _prose_of_python(source: str) -> str:
+    """A module's comments and docstrings: where it points a reader elsewhere."""
+    lines = io.StringIO(source).readline
+    pieces = [token.string for token in tokenize.generate_tokens(lines) if token.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            pieces.append(ast.get_docstring(node, clean=False) or "")
+    return "\n".join(pieces)
+
+
+def _scanned_texts(files: list[Path]) -> dict[str, str]:
+    texts = {}
+    for path in files:
+        name = path.relative_to(ROOT).as_posix()
+        top = name.split("/")[0]
+        scanned = (top in SCANNED_FOLDERS and "/" in name) or name in SCANNED_FILES
+        if not scanned or name in NOT_SCANNED or path.suffix not in SCANNED_SUFFIXES:
+            continue
+        if name.startswith("tests/fixtures/") and path.suffix not in (".py", ".md"):
+            continue  # recorded data
+        text = path.read_text(encoding="utf-8")
+        texts[name] = _prose_of_python(text) if path.suffix == ".py" else text
     return texts
 
 
-def test_every_module_path_named_in_the_docs_and_comments_exists():
-    """``core/protocol/wire.py`` in a page or a comment is a promise that the file is there: a move
-    that forgets a pointer fails here (LiteLLM's own paths name ``litellm/…`` and do not match)."""
+FILES = _repository_files()
+TEXTS = _scanned_texts(FILES)
+BASENAMES = {name: [path for path in FILES if path.name == name] for name in {path.name for path in FILES}}
+
+
+# --- what the Python code defines (read with ast, not imported)
+
+
+def _module_names() -> dict[str, Path]:
+    """``litellm_conol.core.errors`` and ``support.chat`` → their files (packages: ``__init__.py``)."""
+    modules = {}
+    for base, package in ((ROOT, "litellm_conol"), (ROOT / "tests", "support")):
+        for path in (base / package).rglob("*.py"):
+            parts = path.relative_to(base).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A module's statements, through ``if``/``try`` blocks (``if TYPE_CHECKING:`` imports count)."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If | ast.Try):
+            yield from _top_level([*node.body, *node.orelse, *getattr(node, "finalbody", [])])
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return {
+        name.id for target in targets if target for name in ast.walk(target) if isinstance(name, ast.Name)
+    }
+
+
+def _class_members(cls: ast.ClassDef) -> set[str]:
+    """What a class defines: methods, class-level names and fields, and what its methods set on self."""
+    members = set().union(*(_bound_names(node) for node in cls.body))
+    for node in ast.walk(cls):
+        stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+        if stored and isinstance(node.value, ast.Name) and node.value.id == "self":
+            members.add(node.attr)
+    return members
+
+
+def _definitions(paths: list[Path]) -> tuple[dict[str, set[str]], set[str], set[str]]:
+    """Every class and its members, every name bound anywhere, every logger's name."""
+    classes: dict[str, set[str]] = {}
+    defined: set[str] = set()
+    loggers: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, set()).update(_class_members(node))
+            if isinstance(node, ast.stmt) and not isinstance(node, ast.Import):
+                defined |= _bound_names(node)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                defined.add(node.attr)
+            if isinstance(node, ast.arg):
+                defined.add(node.arg)
+            named = isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "getLogger"
+            if named and node.args and isinstance(node.args[0], ast.Constant):
+                loggers.add(str(node.args[0].value))
+    return classes, defined, loggers
+
+
+MODULES = _module_names()
+TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in MODULES.items()}
+TOP_NAMES = {name: set().union(*map(_bound_names, _top_level(tree.body))) for name, tree in TREES.items()}
+CLASSES, DEFINED, LOGGERS = _definitions([path for path in FILES if path.suffix == ".py"])
+DEFINED |= {name.rpartition(".")[2] for name in MODULES}
+PRIVATE_MODULES = {
+    name.rpartition(".")[2]: name for name in MODULES if name.rpartition(".")[2].startswith("_")
+}
+
+
+def _in_modules(parts: list[str]) -> bool:
+    """``parts`` name a module, then a name it defines, then (for a class) one of its members."""
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        if module in MODULES:
+            break
+    else:
+        return False
+    rest = parts[cut:]
+    if not rest:
+        return True
+    if rest[0] not in TOP_NAMES[module]:
+        return False
+    return len(rest) == 1 or rest[0] not in CLASSES or rest[1] in CLASSES[rest[0]]
+
+
+def dotted_name_resolves(dotted: str) -> bool | None:
+    """Whether a dotted name in a code span names something that exists; ``None`` when it is not ours
+    (``litellm.token_counter``, ``response.choices``)."""
+    parts = dotted.split(".")
+    first = parts[0]
+    if dotted in LOGGERS:
+        return True
+    if first in ("litellm_conol", "support"):
+        return _in_modules(parts)
+    if first in INSTANCE_NAMES and parts[1] in CLASSES[INSTANCE_NAMES[first]]:
+        return True
+    if first in ROOMS:
+        return _in_modules(["litellm_conol", *parts])
+    if first in PRIVATE_MODULES:
+        return _in_modules([*PRIVATE_MODULES[first].split("."), *parts[1:]])
+    if PRIVATE.fullmatch(first):
+        return first in DEFINED or first in FOREIGN_NAMES
+    if first in CLASSES and first[0].isupper():
+        return parts[1] in CLASSES[first]
+    return None
+
+
+# --- what the pages and files are
+
+
+def _slugs(page: str) -> set[str]:
+    """The anchors of a page's headings, as mkdocs makes them (Python-Markdown's toc slugify)."""
+    slugs: set[str] = set()
+    fenced = False
+    for line in page.splitlines():
+        fenced ^= line.lstrip().startswith("```")
+        heading = re.match(r"#{1,6}\s+(.*)", line)
+        if heading and not fenced:
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).replace("`", "")
+            slug = base = slugify(text, "-")
+            count = 0
+            while slug in slugs:
+                count += 1
+                slug = f"{base}_{count}"
+            slugs.add(slug)
+    return slugs
+
+
+LITELLM_SOURCE = Path(litellm.__file__).resolve().parents[1]
+
+
+def _file_of(reference: str, cited_in: str) -> Path | None:
+    """Where a file named in ``cited_in`` is: next to it, or from the repository's top, the package,
+    the tests or the pages (``litellm/…``: LiteLLM's installed source); a bare name (``./name``): the
+    one file so named below the citing file's folder, else in the repository."""
+    here = (ROOT / cited_in).parent
+    for base in (here, ROOT, ROOT / "litellm_conol", ROOT / "tests", ROOT / "docs", LITELLM_SOURCE):
+        matches = sorted(base.glob(reference)) if "*" in reference else [base / reference]
+        if matches and matches[0].exists():
+            return matches[0]
+    bare = reference.removeprefix("./")
+    if "/" in bare:
+        return None
+    named = BASENAMES.get(bare, [])
+    below = [path for path in named if path.is_relative_to(here)]
+    return below[0] if len(below) == 1 else named[0] if len(named) == 1 else None
+
+
+def path_references() -> Iterator[tuple[str, str, Path | None, list[str]]]:
+    """(where, the path as written, the file it names or None, the anchors it names)."""
+    for where, text in TEXTS.items():
+        for match in PATH_REF.finditer(text):
+            reference = match.group(1)
+            if "/" not in reference and not reference.endswith((".py", ".md")):
+                continue  # a bare config.yaml or x.json: an example of the reader's own file
+            anchors = re.findall(r"#([\w-]+)", match.group(2) or "")
+            yield where, reference, _file_of(reference, where), anchors
+
+
+def span_names() -> Iterator[tuple[str, str]]:
+    """(where, a dotted or private name written as code: ``a.b`` in a docstring, `a.b` on a page)."""
+    for where, text in TEXTS.items():
+        for match in SPAN.finditer(text):
+            span = match.group(2).strip()
+            dotted = DOTTED.fullmatch(span)
+            if dotted and not re.search(r"\.(" + FILE_SUFFIXES + r")$", dotted.group(1)):
+                yield where, dotted.group(1)
+            elif PRIVATE.fullmatch(span):
+                yield where, span
+
+
+def test_every_file_named_exists():
+    """``core/protocol/wire.py``, ``docs/cli.md`` or ``tests/e2e/conftest.py`` in a comment, a page or
+    pyproject.toml is a promise that the file is there: a move that forgets a pointer fails here."""
     missing = sorted(
-        f"{where}: {path}"
-        for where, text in _texts_naming_modules().items()
-        for path in set(MODULE_PATH.findall(text))
-        if not (ROOT / "litellm_conol" / path).exists()
+        f"{where}: {reference}"
+        for where, reference, found, _ in path_references()
+        if found is None and reference not in FOREIGN_FILES
     )
     assert missing == []
+    named = {reference for _, reference, _, _ in path_references()}
+    assert sorted(set(FOREIGN_FILES) - named) == [], "no longer named: drop them from FOREIGN_FILES"
+
+
+def test_every_page_anchor_named_exists():
+    """``docs/protocol.md#follow-up-turns`` (and ``, #readings`` after it) names a heading of that page."""
+    slugs: dict[Path, set[str]] = {}
+    broken = []
+    for where, reference, found, anchors in path_references():
+        if found is None or found.suffix != ".md" or not anchors:
+            continue
+        known = slugs.setdefault(found, _slugs(found.read_text(encoding="utf-8")))
+        broken += [f"{where}: {reference}#{anchor}" for anchor in anchors if anchor not in known]
+    assert sorted(broken) == []
+
+
+def test_every_dotted_name_named_exists():
+    """``litellm_conol.fake.FakeConol``, ``reuse.shared_state``, ``support.timing.bound``,
+    ``Reuse.bind``, ``_records.READINGS`` or a private ``_name`` written as code names something the
+    code defines (read with ast)."""
+    missing = sorted(
+        {f"{where}: {name}" for where, name in span_names() if dotted_name_resolves(name) is False}
+    )
+    assert missing == []
+    named = {name for _, name in span_names()}
+    assert sorted(set(FOREIGN_NAMES) - named) == [], "no longer named: drop them from FOREIGN_NAMES"

@@ -32,7 +32,9 @@ FLAGS = [
 
 HELLO_LINE = (
     "hello                  thinking x3, answer x6, committed log, status completed 0.5 s after the last "
-    "snapshot; no done; stream stays open. logs cumulative, previews all"
+    "snapshot; no done; stream stays open. logs cumulative, previews all. As a model would: on a "
+    "follow-up turn after tool results, 'The tool returned: R.', and asked for a word it was told to "
+    "remember, the word ('OK.' when told); asked to call an offered tool by name, a call of it with {}"
 )
 
 

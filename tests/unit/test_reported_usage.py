@@ -1,5 +1,5 @@
 """Usage reported from ``contextUsage`` instead of estimated, and ``modelId`` as the model that ran:
-the pure mapping (``core.turn_usage`` / ``reported_model``) and the fields the provider adds."""
+the pure mapping (``core.protocol.event_fields.turn_usage`` / ``reported_model``) and the fields the provider adds."""
 
 from __future__ import annotations
 

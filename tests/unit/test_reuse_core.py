@@ -93,7 +93,7 @@ def test_a_change_of_content_changes_the_key(user, answer, arguments, which, ext
 @settings(max_examples=100, deadline=None)
 @given(user=texts, answer=texts, arguments=args, which=st.integers(0, 2))
 def test_whitespace_inside_a_message_and_images_are_content(user, answer, arguments, which):
-    """Indentation is code; an image differs by its bytes (issue 24 item 6)."""
+    """Indentation is code; an image differs by its bytes (both change the digest)."""
     assume(which != 1 or len(user) > 1)
     original = conversation(user, answer, arguments)
     changed = conversation(user, answer, arguments)
@@ -249,7 +249,7 @@ def test_decide():
 
 
 def test_decide_continues_only_what_the_session_waits_on():
-    """Issue 24 item 5: conol's agent waits on exactly the calls it made."""
+    """conol's agent waits on exactly the calls it made."""
     kw = {"options": ReuseOptions(), "continuable": True, "upstream_refused": False, "pinning": False}
     waiting = replace(BINDING, pending_calls=("call_1", "call_2"))
     both = replace(ASK, answered=frozenset({"call_1", "call_2"}))
@@ -261,7 +261,7 @@ def test_decide_continues_only_what_the_session_waits_on():
 
 
 def test_decide_after_a_post_of_unknown_fate():
-    """Issue 24 item 4: only the retry of that very turn continues (reading it, not posting it)."""
+    """After a post of unknown fate, only the retry of that very turn continues (reading it, not posting it)."""
     kw = {"options": ReuseOptions(), "continuable": True, "upstream_refused": False, "pinning": False}
     pending = replace(BINDING, pending_turn="t")
     assert plan_turn(pending, ASK, **kw) == Continue(pending, repin=False, reattach=True)

@@ -98,14 +98,14 @@ def test_each_turn_gets_its_own_answer(same, cumulative, replay):
 
 @pytest.mark.parametrize(("same", "cumulative", "replay"), READINGS, ids=IDS)
 def test_a_turn_an_earlier_message_quoted_is_not_the_old_answer(same, cumulative, replay):
-    """Issue 24 item 1: turn 1 quoted turn 2's text; the replayed turn 1 must not count as turn 2."""
+    """Turn 1 quoted turn 2's text; the replayed turn 1 must not count as turn 2."""
     turns = [('Reply "continue" to go on.', "Say continue."), ("continue", "Going on.")]
     assert run_turns(same, cumulative, replay, turns) == ["Say continue.", "Going on."]
 
 
 @pytest.mark.parametrize("cumulative", [True, False], ids=["cumulative", "delta"])
 def test_the_previous_answer_is_never_prepended(cumulative):
-    """Issue 24 item 2: snapshots Q1/A1/Q2 then Q1/A1/Q2/A2 of one stage give A2."""
+    """Snapshots Q1/A1/Q2 then Q1/A1/Q2/A2 of one stage give A2."""
     assert run_turns(True, cumulative, True, [("Q1", "A1"), ("Q2", "A2")]) == ["A1", "A2"]
 
 

@@ -40,7 +40,8 @@ from .cutter import AnswerCutter, Cut
 from .snapshot_text import SnapshotText
 
 REASONING_TYPES = frozenset({"thinking", "reasoning", "thought", "plan"})
-ERROR_PREVIEW = "error"  # a preview entry of this type is conol telling the user it failed (§2.5)
+# a preview entry of this type is conol telling the user it failed (docs/protocol.md#stream)
+ERROR_PREVIEW = "error"
 # The channel entries that ``stream_event`` deltas build (they are not cumulative: appended here).
 _STREAMED_ANSWER = ("#stream_event", "message", 0)
 _STREAMED_REASONING = ("#stream_event", "thinking", 0)

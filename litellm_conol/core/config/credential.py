@@ -8,7 +8,7 @@ Pure; never echoes the value.
   the fake compare.
 - A ``Cookie`` header (with or without the ``Cookie:`` prefix) gives its
   ``__Secure-better-auth.session_token`` value, else the value of a
-  ``__Secure-better-auth.session_token_multi-…`` cookie (the same value, §2.9).
+  ``__Secure-better-auth.session_token_multi-…`` cookie (the same value, docs/protocol.md#authentication).
 
 A value holding CR, LF or ``;`` (after decoding) is refused: it would split the ``Cookie`` header we
 send, and a token never contains one. Errors name the cookies a header had, never a value.

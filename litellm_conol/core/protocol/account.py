@@ -67,8 +67,8 @@ def describe_json_shape(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Balance:
-    """``GET /api/billing/balance`` (§2.7): ``total`` = daily + subscription + extra credits. The
-    breakdown fields are ``None`` where the answer has only the total (the spec's shape)."""
+    """``GET /api/billing/balance`` (docs/protocol.md#balance): ``total`` = daily + subscription + extra
+    credits. The breakdown fields are ``None`` where the answer has only the total."""
 
     total: float
     daily: float | None = None

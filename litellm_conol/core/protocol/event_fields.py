@@ -120,7 +120,7 @@ def turn_usage(context: ContextUsage | None, prompt_estimate: int, completion_es
 def reported_model(requested: str, context: ContextUsage | None) -> tuple[str | None, bool]:
     """(``contextUsage.modelId``, whether it is another model than ``requested``): the model that
     actually ran, a downgrade signal the create answer may not give (it names the model only on a
-    downgrade, §2.6). Ids are compared without their vendor prefix and case:
+    downgrade, docs/protocol.md#models-and-downgrades). Ids are compared without their vendor prefix and case:
     ``deepseek/deepseek-v4-pro`` ran as ``deepseek-v4-pro`` is no downgrade."""
     reported = context.model_id if context is not None else None
     if reported is None:

@@ -17,6 +17,7 @@ from .._steps import (
     snapshots,
 )
 from ._common import commit_then_complete, complete_after, long_text, say, think
+from ._context import from_context
 
 HELLO_THINKING = "The user is greeting me. A short, friendly reply is best."
 HELLO_TEXT = "Hello! I am the fake conol agent, running offline. How can I help you today?"
@@ -30,6 +31,11 @@ def hello_steps(text: str = HELLO_TEXT) -> list[Step]:
         *say(text),
         *commit_then_complete(text),
     ]
+
+
+def _hello(ctx: ScenarioContext) -> list[Step]:
+    """The greeting, unless the session's context calls for a model's answer (``_context``)."""
+    return from_context(ctx) or hello_steps()
 
 
 def _early_terminal() -> list[Step]:
@@ -143,9 +149,12 @@ def _finishes() -> list[Scenario]:
     return [
         Scenario(
             "hello",
-            hello_steps(),
+            _hello,
             description="thinking x3, answer x6, committed log, status completed 0.5 s after the last "
-            "snapshot; no done; stream stays open. logs cumulative, previews all",
+            "snapshot; no done; stream stays open. logs cumulative, previews all. As a model would: on a "
+            "follow-up turn after tool results, 'The tool returned: R.', and asked for a word it was told "
+            "to remember, the word ('OK.' when told); asked to call an offered tool by name, a call of it "
+            "with {}",
             log_mode="cumulative",
         ),
         Scenario(

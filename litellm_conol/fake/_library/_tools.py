@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from .._scenarios import Scenario, ScenarioContext
 from .._steps import Log, Preview, Sleep, Step, Together, ToolCall, tool_call_entry
 from ._common import commit_then_complete, json_param, say, think
+from ._context import answer_from_context, memory_answer, results_since_user
 
 PARIS = ToolCall("get_weather", {"city": "Paris"})
 TOKYO = ToolCall("get_weather", {"city": "Tokyo"})
@@ -62,18 +62,6 @@ def _tool_loop(ctx: ScenarioContext) -> list[Step]:
     ]
 
 
-def results_since_user(messages: Sequence[str]) -> int:
-    """Tool results after the last user message (parts that are neither a tool result, an assistant
-    turn nor a system prompt), in a full transcript or in a session's turns alike."""
-    count = 0
-    for text in reversed(messages):
-        if text.startswith("[Tool result #"):
-            count += 1
-        elif not text.startswith(("[Assistant]", "[System]")):
-            break
-    return count
-
-
 def _agent_loop(ctx: ScenarioContext) -> list[Step]:
     """An agent's task: ``calls`` calls of the first tool, one per turn, then the answer."""
     calls = ctx.param_int("calls", 3)
@@ -100,26 +88,23 @@ def _use_tool(ctx: ScenarioContext) -> list[Step]:
     return [*think("Report what the tool returned.", 2), *say(answer, 3), *commit_then_complete(answer, 0.2)]
 
 
-_REMEMBER = re.compile(r"remember the word ([A-Za-z0-9_-]+)", re.IGNORECASE)
-
-
 def _recall(ctx: ScenarioContext) -> list[Step]:
     """Memory across turns (``doctor --reuse``): asked for the word, says the last one it was told
     to remember anywhere in the session's transcript; otherwise ``OK.`` Offered client tools, it is
     ``tool_loop`` (the doctor's tool round trip runs on the same fake)."""
     if ctx.tools:
         return _tool_loop(ctx)
-    last = ctx.messages[-1] if ctx.messages else ""
-    if "what was the word" in last.lower():
-        words = _REMEMBER.findall("\n".join(ctx.messages))
-        answer = words[-1] if words else "I was not told a word."
-    else:
-        answer = "OK."
+    answer = memory_answer(ctx.messages) or "OK."
     return [*think("Answer from memory.", 2), *say(answer, 2), *commit_then_complete(answer, 0.2)]
 
 
 def _agent(ctx: ScenarioContext) -> list[Step]:
-    """Does what a health check asks, quickly: with tools, call the first one; else a short answer."""
+    """Does what a health check asks, quickly: with tools, call the first one; else a short answer.
+    On a follow-up turn, what the session calls for comes first (tool results answered, a word
+    recalled)."""
+    answer = answer_from_context(ctx)
+    if answer is not None:
+        return answer
     if ctx.tools:
         return [*think(AGENT_THINKING, 2), Sleep(0.05), ToolCall(ctx.tools[0], {})]
     return [*think("Greet briefly.", 2), *say(AGENT_TEXT, 3), *commit_then_complete(AGENT_TEXT, 0.2)]
@@ -178,7 +163,9 @@ def _prompt_driven_calls() -> list[Scenario]:
         Scenario(
             "agent",
             _agent,
-            description="prompt-driven: with tools, thinking x2 then a call of the first tool with {}"
+            description="prompt-driven: on a follow-up turn after tool results, 'The tool returned: R.' "
+            "(every result since the user's message), and asked for a word it was told to remember, the "
+            "word ('OK.' when told); else with tools, thinking x2 then a call of the first tool with {}"
             + _WAITS
             + "; without tools, thinking x2, 'Hello! This is the fake conol agent.' x3, committed, "
             "completed 0.2 s later",
