@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # for type checkers and the API reference only: what ``_PUBLI
     from .core.errors import MissingCredential as MissingCredential
     from .core.errors import ModelDowngraded as ModelDowngraded
     from .core.errors import ModelNotFound as ModelNotFound
+    from .core.errors import AccountResting as AccountResting
     from .core.errors import OutOfCredits as OutOfCredits
     from .core.errors import PermissionDenied as PermissionDenied
     from .core.errors import RateLimited as RateLimited
@@ -79,6 +80,7 @@ _PUBLIC: dict[str, str] = {
     "AgentFailed": ".core.errors",
     "AgentFailedPermanently": ".core.errors",
     "OutOfCredits": ".core.errors",
+    "AccountResting": ".core.errors",
     "UpstreamError": ".core.errors",
     "UpstreamUnavailable": ".core.errors",
     "InvalidStructuredOutput": ".core.errors",
