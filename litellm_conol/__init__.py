@@ -26,6 +26,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers and the API reference only: what ``_PUBLIC`` resolves at run time
+    from .core.errors import AccountResting as AccountResting
     from .core.errors import AgentFailed as AgentFailed
     from .core.errors import AgentFailedPermanently as AgentFailedPermanently
     from .core.errors import AuthenticationFailed as AuthenticationFailed
@@ -37,7 +38,6 @@ if TYPE_CHECKING:  # for type checkers and the API reference only: what ``_PUBLI
     from .core.errors import MissingCredential as MissingCredential
     from .core.errors import ModelDowngraded as ModelDowngraded
     from .core.errors import ModelNotFound as ModelNotFound
-    from .core.errors import AccountResting as AccountResting
     from .core.errors import OutOfCredits as OutOfCredits
     from .core.errors import PermissionDenied as PermissionDenied
     from .core.errors import RateLimited as RateLimited
