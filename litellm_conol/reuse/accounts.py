@@ -35,7 +35,7 @@ from ..core.protocol import paths
 from ..core.protocol.account import Balance, read_balance, rest_seconds
 from ..core.protocol.agent_failures import NO_RETRY
 from ..core.protocol.endpoint import Endpoint
-from .shared_state import SharedState, shared_state
+from .shared_state import SharedState, forget_kind, shared_state
 
 log = logging.getLogger("litellm_conol.accounts")
 
@@ -233,3 +233,9 @@ def _refusal(rest: Rest, now: float, balance: Balance | None) -> AccountResting:
         f"refill in {seconds} s ({why}); the model group's other deployments serve meanwhile",
         headers={"retry-after": str(seconds), **NO_RETRY},
     )
+
+
+def forget_accounts() -> None:
+    """Forget every account's rest and balance this process holds in memory (a test's fresh start:
+    the ``conol_fake`` fixture; what Redis holds stays)."""
+    forget_kind(KIND)
