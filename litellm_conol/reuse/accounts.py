@@ -25,6 +25,7 @@ import json
 import logging
 import math
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 
 from ..client.pool import shared_client
@@ -154,7 +155,8 @@ class AccountGuard:
         read_at = self.seen.read_at
         if read_at is not None and now - read_at < self.poll_interval:
             return
-        claimed = await self.records.claim(f"read:{self.key}", "reading", self.poll_interval) == "reading"
+        mine = uuid.uuid4().hex  # the claim is this request's only if it holds this value
+        claimed = await self.records.claim(f"read:{self.key}", mine, self.poll_interval) == mine
         if read_at is not None:
             if claimed:  # a refresh: in the background, the request goes on with what is known
                 task = asyncio.ensure_future(self._read(now))
