@@ -34,6 +34,9 @@ def test_every_conol_deployment_with_its_accounts_balance_and_status(monkeypatch
     assert code == 1  # an account is out of credits
     by_id = {row["deployment"]: row for row in rows}
     assert [row["model_name"] for row in rows] == ["chat", "chat", "chat", "reasoning", "fast", "code"]
+    assert (by_id["chat-a"]["total"], by_id["chat-a"]["daily"], by_id["chat-a"]["extra"]) == (12.5, 10, 2.5)
+    assert by_id["chat-a"]["status"] == "ok"
+    assert by_id["chat-b"]["status"] == "out of credits: rests until its refill"
     assert re.search(r"UTC \(in (0 h 59|1 h 00) min\)$", by_id["chat-b"]["next_refill"])  # an hour
     assert by_id["chat-c"]["status"].startswith("low: below min_balance 10")
     assert by_id["chat-b"]["account"].startswith("$CONOL_SESSION_TOKEN_B (")
