@@ -1,7 +1,8 @@
 """Three conol accounts behind one model, through the real proxy (docs/team-deployment.md#several-accounts):
 the shipped team config's ``chat`` group (three deployments, one per account) with two workers, a
 redis-server for the Router's cooldowns and our shared state, LiteLLM's ``prometheus`` callback and a
-test callback recording the standard logging payload, against one fake serving three accounts:
+test callback recording the standard logging payload (``support.spend_logger``), against one fake
+serving three accounts:
 
 * ``exhausted`` (chat-a): no credits, its daily refill ``REFILL_IN`` seconds away, balance polling off:
   what its credit error does is what is watched;
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,7 +74,7 @@ def team_config() -> dict[str, Any]:
         "redis_host": "os.environ/REDIS_HOST",
         "redis_port": "os.environ/REDIS_PORT",
     }
-    config["litellm_settings"]["callbacks"].append("support.payload_logger.payload_recorder")
+    config["litellm_settings"]["callbacks"].append("support.spend_logger.spend_recorder")
     return config
 
 
@@ -102,7 +104,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
             "REDIS_HOST": "127.0.0.1",
             "REDIS_PORT": str(redis_server.port),
             "CONOL_USAGE_LOG": str(directory / "usage.jsonl"),
-            "PAYLOAD_LOG_FILE": str(directory / "payload.jsonl"),
+            "SPEND_LOG_FILE": str(directory / "payload.jsonl"),
             "PROMETHEUS_MULTIPROC_DIR": str(multiproc),  # the proxy's own: never another proxy's
         }
         proxy = ProxyProcess(config=path, env=env, log_path=directory / "proxy.log", args=WORKER_ARGS)
@@ -301,12 +303,25 @@ def test_every_requests_logging_payload_carries_conols_fields(fleet):
 
 
 def payload_rows(fleet: Fleet, before: int, calls: list[str]) -> list[dict[str, Any]]:
-    """The payload lines of these calls once each has its success line (callbacks run after the
+    """What any logging integration gets of these calls (the standard logging payload's model group,
+    deployment and conol's fields) once each has its success line (callbacks run after the
     response), or what there is when the bound runs out."""
     deadline = time.monotonic() + bound(15)
     while True:
-        rows = [row for row in usage_rows(fleet.payload_log, before)[before:] if row["call_id"] in calls]
+        rows = [_payload_row(row) for row in usage_rows(fleet.payload_log, before)[before:]]
+        rows = [row for row in rows if row["call_id"] in calls]
         done = {row["call_id"] for row in rows if row["outcome"] == "success"}
         if done == set(calls) or time.monotonic() > deadline:
             return rows
         time.sleep(0.1)
+
+
+def _payload_row(row: dict[str, Any]) -> dict[str, Any]:
+    payload = json.loads(row["payload"])
+    return {
+        "outcome": row["outcome"],
+        "call_id": payload.get("litellm_call_id"),  # the response's x-litellm-call-id
+        "model_group": payload.get("model_group"),
+        "model_id": payload.get("model_id"),
+        "conol": (payload["metadata"].get("spend_logs_metadata") or {}).get("conol"),
+    }
