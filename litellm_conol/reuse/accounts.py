@@ -55,10 +55,12 @@ def account_key(endpoint: Endpoint) -> str:
 
 @dataclass(frozen=True)
 class Rest:
-    """An account resting until ``until`` (POSIX seconds): ``out_of_credits`` or ``low_balance``."""
+    """An account resting from ``since`` until ``until`` (POSIX seconds): ``out_of_credits`` or
+    ``low_balance``."""
 
     until: float
     reason: str
+    since: float = 0.0
 
     def left(self, now: float) -> float:
         return self.until - now
@@ -67,7 +69,9 @@ class Rest:
     def from_json(cls, raw: str | None) -> Rest | None:
         try:
             data = json.loads(raw) if raw else None
-            return cls(float(data["until"]), str(data["reason"])) if data else None
+            return (
+                cls(float(data["until"]), str(data["reason"]), float(data.get("since", 0))) if data else None
+            )
         except (ValueError, KeyError, TypeError):
             return None  # another version's record: none
 
@@ -109,7 +113,7 @@ class AccountGuard:
         rest = Rest.from_json(raw_rest)
         if self.poll_interval > 0:
             await self._poll(now)
-            if rest is not None and self._topped_up():
+            if rest is not None and self._topped_up(rest):
                 await self.records.delete(f"rest:{self.key}")
                 rest = None
             if rest is None and self._low():
@@ -192,13 +196,15 @@ class AccountGuard:
         balance = self.seen.balance
         return balance is not None and balance.total < self.min_balance
 
-    def _topped_up(self) -> bool:
-        balance = self.seen.balance
-        return balance is not None and balance.total > 0 and not self._low()
+    def _topped_up(self, rest: Rest) -> bool:
+        """A balance read after the rest began says the account has credits again."""
+        balance, read_at = self.seen.balance, self.seen.read_at
+        fresh = read_at is not None and read_at > rest.since
+        return fresh and balance is not None and balance.total > 0 and not self._low()
 
     async def _rest(self, reason: str, now: float) -> Rest:
         balance = self.seen.balance
-        rest = Rest(now + rest_seconds(balance.next_refill if balance else None, now), reason)
+        rest = Rest(now + rest_seconds(balance.next_refill if balance else None, now), reason, since=now)
         await self.records.put(f"rest:{self.key}", json.dumps(asdict(rest)), rest.left(now))
         log.warning(
             "litellm-conol: a conol account rests for %.0f s (%s)", rest.left(now), reason.replace("_", " ")

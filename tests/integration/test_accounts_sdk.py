@@ -131,3 +131,17 @@ async def test_the_router_serves_from_the_other_account_and_keeps_the_exhausted_
         sample("conol_account_rest_until_timestamp_seconds", model="pool", deployment="empty") > time.time()
     )
     assert sample("conol_account_balance_credits", model="pool", deployment="empty", part="total") == 0
+
+
+async def test_a_balance_read_before_the_credit_error_does_not_end_the_rest(fake):
+    fake.add_account(
+        "drain", daily=1, extra=0, turn_cost=1, refill_in=3600
+    ) if "drain" not in fake.accounts else None
+    watch = {"balance_poll_interval": 60, "min_balance": 0}
+    await litellm.acompletion(**ask(fake, "drain", **watch))  # read: 1 credit; the turn takes it
+    with pytest.raises(litellm.RateLimitError, match="credit balance is too low"):
+        await litellm.acompletion(**ask(fake, "drain", **watch))  # the read said 1: it ran, and failed
+    with pytest.raises(litellm.RateLimitError, match="refused without starting a conol session"):
+        await litellm.acompletion(**ask(fake, "drain", **watch))  # that read is older than the rest
+    account = fake.account("drain")
+    assert (account.sessions, account.credit_errors, account.balance_reads) == (2, 1, 1)
