@@ -15,6 +15,7 @@ import litellm
 import pytest
 from litellm.router_utils.cooldown_handlers import _async_get_cooldown_deployments_with_debug_info
 from prometheus_client import REGISTRY
+from support.timing import bound
 
 import litellm_conol
 from litellm_conol.fake import BUILTINS, FakeConol
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.timeout(90)
 
 MODEL = "conol/claude-haiku-4-5"
 DONE = BUILTINS["done"].final_text
-REFILL_IN = 2.0  # seconds until the exhausted account's refill
+REFILL_IN = bound(4)  # seconds until the exhausted account's refill (longer than its first session takes)
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,7 @@ def server() -> Iterator[FakeConol]:
     with FakeConol() as fake:
         fake.add_account("empty", daily=0, extra=0, turn_cost=1, refill_in=3600)
         fake.add_account("low", daily=3, extra=0, turn_cost=1, refill_in=3600)
+        fake.add_account("drain", daily=1, extra=0, turn_cost=1, refill_in=3600)
         yield fake
 
 
@@ -134,9 +136,6 @@ async def test_the_router_serves_from_the_other_account_and_keeps_the_exhausted_
 
 
 async def test_a_balance_read_before_the_credit_error_does_not_end_the_rest(fake):
-    fake.add_account(
-        "drain", daily=1, extra=0, turn_cost=1, refill_in=3600
-    ) if "drain" not in fake.accounts else None
     watch = {"balance_poll_interval": 60, "min_balance": 0}
     await litellm.acompletion(**ask(fake, "drain", **watch))  # read: 1 credit; the turn takes it
     with pytest.raises(litellm.RateLimitError, match="credit balance is too low"):
