@@ -186,7 +186,8 @@ def test_fifty_requests_the_exhausted_account_rests_until_its_refill_the_low_one
 
     responses = asyncio.run(workload(fleet.proxy.base_url))
 
-    assert [r.status_code for r in responses] == [200] * len(responses), [r.text for r in responses[:3]]
+    failed = [(r.status_code, r.text) for r in responses if r.status_code != 200]
+    assert failed == [], failed[:3]
     assert len(responses) == REQUESTS + REQUESTS // 10
     assert time.time() < refill, "the workload outlasted the refill: raise REFILL_IN"
     exhausted, low, full = (fake.account(name) for name in DEPLOYMENTS)
@@ -277,10 +278,11 @@ def test_every_requests_logging_payload_carries_conols_fields(fleet):
         (row for row in rows if row["outcome"] == "success"), key=lambda r: calls.index(r["call_id"])
     )
     assert [(row["model_group"], row["model_id"]) for row in answered] == [("chat", "chat-c")] * 2
-    # reset, the exhausted account has no credits again: an attempt it took failed, and says so
+    # reset, the exhausted account has no credits again: an attempt it took failed (or was refused,
+    # the account resting), and says so
     for failed in (row for row in rows if row["outcome"] == "failure"):
-        assert (failed["model_id"], failed["conol"]["credit_errors"]) == ("chat-a", 1)
-        assert (failed["conol"]["account_resting"], failed["conol"]["sessions_created"]) == (True, 1)
+        assert (failed["model_id"], failed["conol"]["account_resting"]) == ("chat-a", True)
+        assert failed["conol"]["sessions_created"] == failed["conol"]["credit_errors"] <= 1
     first_fields, second_fields = (row["conol"] for row in answered)
     assert {
         k: first_fields[k] for k in ("sessions_created", "followup_turns", "image_uploads", "deployment")
