@@ -26,6 +26,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers and the API reference only: what ``_PUBLIC`` resolves at run time
+    from .core.errors import AccountResting as AccountResting
     from .core.errors import AgentFailed as AgentFailed
     from .core.errors import AgentFailedPermanently as AgentFailedPermanently
     from .core.errors import AuthenticationFailed as AuthenticationFailed
@@ -79,6 +80,7 @@ _PUBLIC: dict[str, str] = {
     "AgentFailed": ".core.errors",
     "AgentFailedPermanently": ".core.errors",
     "OutOfCredits": ".core.errors",
+    "AccountResting": ".core.errors",
     "UpstreamError": ".core.errors",
     "UpstreamUnavailable": ".core.errors",
     "InvalidStructuredOutput": ".core.errors",

@@ -4,6 +4,7 @@ that conol still speaks the protocol (``doctor``), print the references generate
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import subprocess
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_fake(commands)
     _add_models(commands)
     _add_doctor(commands)
+    _add_accounts(commands)
     _add_record(commands)
     _add_references(commands)
     return parser
@@ -98,6 +100,7 @@ def _add_references(commands: Subcommands) -> None:
     for name, what in (
         ("settings", "the settings reference (options, scopes, ranges)"),
         ("commands", "the command-line reference (every command, option and default)"),
+        ("metrics", "the metrics reference (conol's Prometheus metrics, docs/metrics.md)"),
     ):
         reference = commands.add_parser(name, help=f"print {what}")
         reference.add_argument(
@@ -111,6 +114,9 @@ def _reference(args: argparse.Namespace) -> int:
 
     if args.command == "settings":
         return ops.settings_command(args.write_docs)
+    if args.command == "metrics":  # imports LiteLLM (never its cost map from the network): only this one
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        return int(importlib.import_module(".ops.metrics_doc", __package__).metrics_command(args.write_docs))
     return ops.cli_command(command_parsers(), args.write_docs)
 
 
@@ -143,6 +149,19 @@ def _add_doctor(commands: Subcommands) -> None:
         help="check follow-up turns (session reuse) and how each model must be pinned; print the settings",
     )
     doctor.set_defaults(run=_doctor)
+
+
+def _add_accounts(commands: Subcommands) -> None:
+    accounts = commands.add_parser("accounts", help="each conol deployment's account and its balance")
+    accounts.add_argument("--config", default=None, help="the proxy config (default: proxy_config.yaml)")
+    accounts.add_argument("--json", action="store_true", help="machine-readable output")
+    accounts.set_defaults(run=_accounts)
+
+
+def _accounts(args: argparse.Namespace) -> int:
+    from .ops import accounts_command
+
+    return accounts_command(_config_path(args.config), as_json=args.json)
 
 
 def _add_record(commands: Subcommands) -> None:

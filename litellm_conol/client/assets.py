@@ -82,6 +82,15 @@ class AssetCache:
 asset_cache = AssetCache()
 
 
+@dataclass
+class ImageTally:
+    """What one request's images cost upstream: uploads made (``POST /api/assets``) and image URLs
+    fetched (the operator's metrics, docs/metrics.md)."""
+
+    uploads: int = 0
+    url_fetches: int = 0
+
+
 async def upload_asset(
     endpoint: Endpoint, client: httpx.AsyncClient, data: bytes, media_type: str, timeout: float = 60.0
 ) -> AssetRef:
@@ -127,25 +136,28 @@ async def upload_images(
     cache: AssetCache = asset_cache,
     fetcher: ImageFetcher | None = None,
     caller: str = "",
+    tally: ImageTally | None = None,
 ) -> dict[str, AssetRef]:
     """Each image's asset, by its pending key: from the cache, else uploaded; the http(s) images not
     remembered (a URL for ``limits.url_cache_ttl`` seconds) are fetched first, together, under the
-    request's one fetch budget (``limits.fetch_timeout``). ``caller``: whose uploads are reused."""
+    request's one fetch budget (``limits.fetch_timeout``). ``caller``: whose uploads are reused;
+    ``tally`` counts the uploads and fetches made."""
+    tally = tally or ImageTally()
     known: dict[str, AssetRef] = {}
     for key, source in images.items():
         max_age = limits.url_cache_ttl if source.url is not None else None
         asset = cache.get(endpoint, key, max_age, caller=caller)
         if asset is not None:
             known[key] = asset
-    fetched = await _fetched(
-        {key: s for key, s in images.items() if key not in known and s.data is None}, limits, fetcher
-    )
+    to_fetch = {key: s for key, s in images.items() if key not in known and s.data is None}
+    fetched = await _fetched(to_fetch, limits, fetcher)
+    tally.url_fetches += len(to_fetch)
     assets: dict[str, AssetRef] = {}
     for key, source in images.items():
         asset = known.get(key)
         if asset is None:
             data, media_type = fetched.get(key) or (source.data or b"", source.media_type or "")
-            asset = await _upload(endpoint, client, data, media_type, cache, caller)
+            asset = await _upload(endpoint, client, data, media_type, cache, caller, tally)
             cache.put(endpoint, key, asset, caller=caller)
         assets[key] = asset
     return assets
@@ -171,12 +183,14 @@ async def _upload(
     media_type: str,
     cache: AssetCache,
     caller: str,
+    tally: ImageTally,
 ) -> AssetRef:
     by_content = content_key(data)
     asset = cache.get(endpoint, by_content, caller=caller)
     if asset is None:
         try:
             asset = await upload_asset(endpoint, client, data, media_type)
+            tally.uploads += 1
         except ConolError as exc:
             exc.message = exc.message.replace(endpoint.token, "***") if endpoint.token else exc.message
             raise

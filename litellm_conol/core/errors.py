@@ -140,13 +140,24 @@ class AgentFailedPermanently(AgentFailed):
 class OutOfCredits(AgentFailed):
     """conol said the account's credit balance is too low (docs/protocol.md#stream).
 
-    402, LiteLLM's ``PaymentRequiredError`` (a ``BadRequestError`` keeping 402): never retried (as
-    400), but unlike a 400 from a provider it still runs the Router's fallbacks (another deployment
-    may be another account) and cools this deployment down where its model group has others.
+    429, LiteLLM's ``RateLimitError``, as OpenAI reports an exhausted quota (429
+    ``insufficient_quota``): the Router retries the request at once on the other deployments of its
+    model group (other accounts) and cools this one down for the ``retry-after`` the failure memory
+    puts on it, the time to the account's next refill (docs/team-deployment.md#several-accounts). A
+    402 would be retried nowhere: the caller would get it while other accounts stood by.
     """
 
-    status = 402
+    status = 429
     kind = "out_of_credits"
+
+
+class AccountResting(ConolError):
+    """The account is resting (out of credits, or below ``min_balance``) until its refill: refused
+    before a session, with the time left as ``retry-after``; 429 as :class:`OutOfCredits`, so the
+    Router keeps this deployment cooled down and serves from the others."""
+
+    status = 429
+    refused_by = "account_rest"
 
 
 class UpstreamError(ConolError):

@@ -5,10 +5,12 @@ They act on the server's ``FakeState`` from its event loop, like the conol endpo
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol
 
 from aiohttp import web
 
+from ._account import Accounts
 from ._codec import loads
 from ._records import FakeConfig, RequestRecord
 from ._responses import error_response, json_response
@@ -25,6 +27,7 @@ class ControlledState(Protocol):
     requests: list[RequestRecord]
     live: dict[str, LiveSession]
     scenarios: dict[str, Scenario]
+    accounts: Accounts
 
     def configure(self, changes: dict[str, Any]) -> None: ...
 
@@ -43,6 +46,8 @@ class ControlEndpoints:
         router.add_get("/_fake/sessions", self._get_sessions)
         router.add_get("/_fake/sessions/{id}", self._get_session_record)
         router.add_get("/_fake/scenarios", self._get_scenarios)
+        router.add_get("/_fake/accounts", self._get_accounts)
+        router.add_post("/_fake/accounts", self._post_account)
 
     async def _get_config(self, request: web.Request) -> web.StreamResponse:
         state = self._state
@@ -77,3 +82,25 @@ class ControlEndpoints:
     async def _get_scenarios(self, request: web.Request) -> web.StreamResponse:
         scenarios = [s.summary() for s in self._state.scenarios.values()]
         return json_response({"default": self._state.default_scenario, "scenarios": scenarios})
+
+    async def _get_accounts(self, request: web.Request) -> web.StreamResponse:
+        accounts = self._state.accounts.by_name.values()
+        return json_response({"accounts": [account.to_json() for account in accounts]})
+
+    async def _post_account(self, request: web.Request) -> web.StreamResponse:
+        """``{"name", "token"?, <balance keys>}``: a new account (its token made up when not given),
+        or an existing one's balance changed."""
+        try:
+            body = loads(await request.read())
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                raise ValueError("an account must be a JSON object with a name")
+            name, token = body.pop("name"), body.pop("token", None)
+            accounts = self._state.accounts
+            if name in accounts.by_name and token is None:
+                account = accounts.get(name)
+                account.update(body, time.time())
+            else:
+                account = accounts.add(name, str(token or f"fake-conol-token-{name}"), body)
+        except ValueError as exc:
+            return error_response(400, str(exc))
+        return json_response(account.to_json())

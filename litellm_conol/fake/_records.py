@@ -43,6 +43,7 @@ class RequestRecord:
     status: int | None = None
     session_id: str | None = None
     scenario: str | None = None
+    account: str | None = None  # the account whose token the request carried (never the token)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -130,6 +131,7 @@ class SessionRecord:
     closes: list[float] = field(default_factory=list)
     connections: list[ConnectionRecord] = field(default_factory=list)
     context_usage: dict[str, Any] | None = None  # the last contextUsage sent (FakeConfig.context_usage)
+    account: str = "default"  # the account that created it (FakeConol.add_account)
 
     @property
     def status_polls(self) -> int:
@@ -184,6 +186,7 @@ class SessionRecord:
             "last_preview_at": self.last_preview_at,
             "closes": self.closes,
             "context_usage": self.context_usage,
+            "account": self.account,
             "connections": [c.to_json() for c in self.connections],
             "events": [e.to_json(with_data) for e in self.events],
         }

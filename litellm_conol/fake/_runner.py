@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from ._account import FakeAccount
 from ._assets import StoredAsset
 from ._catalog import KNOWN_MODELS
 from ._records import FakeConfig, RequestRecord, SessionRecord
@@ -190,6 +191,34 @@ class FakeConol:
     def reset(self) -> None:
         """Drop records and sessions (their streams end), restore scenarios, default and config."""
         self._on_loop(self._state.reset)
+
+    # ------------------------------------------------------------------------------------- accounts
+    def add_account(self, name: str, token: str | None = None, **state: float) -> str:
+        """Another conol account this fake serves, with a token of its own (default
+        ``fake-conol-token-<name>``), returned; ``state``: its balance (``daily``, ``subscription``,
+        ``extra``, ``daily_allotment``, ``subscription_amount``), ``turn_cost`` (credits per turn,
+        default 0) and ``refill_in`` (seconds until its daily refill). Kept over ``reset()``, which
+        puts it back to this state."""
+        token = token or f"{DEFAULT_TOKEN}-{name}"
+        self._on_loop(lambda: self._state.accounts.add(name, token, dict(state)))
+        return token
+
+    def set_account(self, name: str, **state: float) -> FakeAccount:
+        """Change an account's balance, ``turn_cost`` or ``refill_in`` now (``"default"``: the
+        fake's own token), until the next ``reset()``."""
+        account = self._state.accounts.get(name)
+        self._on_loop(lambda: account.update(dict(state), time.time()))
+        return account
+
+    def account(self, name: str = "default") -> FakeAccount:
+        """An account: its credits, next refill and what the fake counted (``sessions``,
+        ``followups``, ``uploads``, ``credit_errors``, ``balance_reads``)."""
+        return self._state.accounts.get(name)
+
+    @property
+    def accounts(self) -> dict[str, FakeAccount]:
+        """Every account by name, the default one (``"default"``) first."""
+        return dict(self._state.accounts.by_name)
 
     # -------------------------------------------------------------------------------------- records
     @property

@@ -7,17 +7,15 @@ All state lives on ``FakeState`` and is touched only from the server's event loo
 from __future__ import annotations
 
 import asyncio
-import hmac
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from aiohttp import web
 
-from ._account import CHECKPOINT_PAGE, NO_CREDITS, balance_body
+from ._account import CHECKPOINT_PAGE, NO_CREDITS, Accounts, FakeAccount
 from ._assets import AssetStore, agent_servers_response
 from ._codec import loads
 from ._control import ControlEndpoints
@@ -55,6 +53,7 @@ class FakeState:
         readings: Mapping[str, Any] | None = None,
     ) -> None:
         self.token = token
+        self.accounts = Accounts(token)  # the default account's token, and any added (one each)
         self._drift = ",".join(sorted(parse_drifts(drift))) or None  # ValueError for an unknown name
         self._readings = dict(readings or {})  # FakeConfig's reading switches, kept over reset()
         FakeConfig().update(self._readings)  # ValueError for an unknown key or value
@@ -85,6 +84,7 @@ class FakeState:
         self.config.update(self._readings)
         self.requests, self.live, self.gone = [], {}, set()
         self.assets = AssetStore()
+        self.accounts.reset()
 
     def expire_sessions(self) -> None:
         """Every session so far is gone (conol dropped them): their streams end, turns on them fail."""
@@ -150,6 +150,7 @@ class FakeState:
 
     async def _record(self, request: web.Request) -> RequestRecord:
         cookie = request.cookies.get(COOKIE_NAME)
+        account = self.accounts.find(cookie)
         record = RequestRecord(
             time=time.time(),
             method=request.method,
@@ -157,12 +158,8 @@ class FakeState:
             query=dict(request.query),
             headers={h: request.headers[h] for h in RECORDED_HEADERS if h in request.headers},
             cookie_present=cookie is not None,
-            # conol takes the value raw or percent-encoded (docs/protocol.md#authentication): compared decoded
-            authorized=(
-                cookie is not None
-                and not self.config.revoke_token
-                and hmac.compare_digest(unquote(cookie).encode(), unquote(self.token).encode())
-            ),
+            authorized=account is not None and not self.config.revoke_token,
+            account=account.name if account is not None else None,
         )
         if request.can_read_body:
             raw = await request.read()
@@ -195,11 +192,15 @@ class FakeState:
         )
 
     async def _balance(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        return json_response(self.config.drifts.balance(balance_body(self.config.balance, time.time())))
+        body = self.accounts.get(record.account).balance_body(self.config.balance, time.time())
+        return json_response(self.config.drifts.balance(body))
 
     async def _upload(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         record.body, record.body_error = None, None  # image bytes, not a JSON body
-        return await self.assets.upload(request, record, self.config)
+        response = await self.assets.upload(request, record, self.config)
+        if 200 <= response.status < 300:
+            self.accounts.get(record.account).uploads += 1
+        return response
 
     async def _agent_servers(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         return agent_servers_response(self.config)
@@ -225,8 +226,10 @@ class FakeState:
                 400, f"unknown fake scenario {name!r}; known: {', '.join(sorted(self.scenarios))}"
             )
         record.scenario = name
-        if self.config.balance == "zero":
-            scenario = NO_CREDITS  # whatever was asked: the account cannot run it
+        account = self.accounts.get(record.account)
+        zero = self.config.balance == "zero"  # whatever was asked: the account cannot run it
+        if (zero or 200 <= scenario.create_status < 300) and not account.pay_turn(time.time(), empty=zero):
+            scenario = NO_CREDITS
         if not 200 <= scenario.create_status < 300:
             return self._scenario_failure(scenario)
         ctx = ScenarioContext(
@@ -244,7 +247,7 @@ class FakeState:
             return error_response(400, f"scenario {name!r}: {exc}")
         effective, answer = self.turns.created_answer(ctx.model, scenario.downgrade)
         if scenario.id_key is not None:
-            live = self._start_session(scenario, ctx, script, effective)
+            live = self._start_session(scenario, ctx, script, effective, account)
             record.session_id = live.record.id
             answer.update(_id_fields(scenario.id_key, live.record.id))
         if isinstance(scenario.create_body, Mapping):
@@ -279,9 +282,14 @@ class FakeState:
         )
 
     def _start_session(
-        self, scenario: Scenario, ctx: ScenarioContext, script: list[Step], effective: str
+        self,
+        scenario: Scenario,
+        ctx: ScenarioContext,
+        script: list[Step],
+        effective: str,
+        account: FakeAccount,
     ) -> LiveSession:
-        now = time.time()
+        now, account.sessions = time.time(), account.sessions + 1
         record = SessionRecord(
             id=str(uuid.uuid4()),
             created_at=now,
@@ -297,6 +305,7 @@ class FakeState:
             images=list(ctx.images),
             expected=expected_from_steps(script, http_status=scenario.create_status),
             status=scenario.initial_status,
+            account=account.name,
         )
         record.status_history.append((now, scenario.initial_status))
         user_text = user_turn_text(list(ctx.messages), ctx.timezone, now)

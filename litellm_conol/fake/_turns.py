@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from ._account import NO_CREDITS, Accounts
 from ._assets import AssetStore
 from ._catalog import DOWNGRADE_MODEL
 from ._expected import expected_from_steps
@@ -50,6 +51,7 @@ class TurnState(Protocol):
     known_models: frozenset[str]
     gone: set[str]
     assets: AssetStore
+    accounts: Accounts
 
 
 class TurnEndpoints:
@@ -76,6 +78,8 @@ class TurnEndpoints:
         state = self.state
         scenario = state.scenarios[state.default_scenario]
         effective, answer = self.created_answer(body["agentModel"], False)
+        account = state.accounts.get(record.account)
+        account.sessions += 1
         now = time.time()
         session = SessionRecord(
             id=str(uuid.uuid4()),
@@ -92,6 +96,7 @@ class TurnEndpoints:
             expected=expected_from_steps([]),
             status="idle",
             turns=0,
+            account=account.name,
         )
         session.status_history.append((now, "idle"))
         state.live[session.id] = LiveSession(session, scenario, [], "", drift=state.config.drifts)
@@ -118,6 +123,9 @@ class TurnEndpoints:
         if scenario is None:
             return error_response(400, f"unknown fake scenario {name!r}")
         rec = live.record
+        account = state.accounts.get(record.account)
+        if not account.pay_turn(time.time(), empty=state.config.balance == "zero"):
+            scenario = NO_CREDITS
         ctx = ScenarioContext(
             messages=tuple(transcript),
             images=tuple(images),
@@ -133,6 +141,8 @@ class TurnEndpoints:
         except ScenarioError as exc:
             return error_response(400, f"scenario {name!r}: {exc}")
         live.record.images = images
+        if rec.turns:  # an empty-created session's first turn is no follow-up
+            account.followups += 1
         self._start(live, scenario, script, new, params)
         return web.Response(status=202)
 

@@ -1,8 +1,10 @@
-"""What people run around the provider: ``litellm-conol doctor``, ``record``, ``models --check``,
-and the generated references (``settings``, ``commands``); the CLI in ``litellm_conol.cli`` calls these."""
+"""What people run around the provider: ``litellm-conol doctor``, ``accounts``, ``record``,
+``models --check``, and the generated references (``settings``, ``commands``, ``metrics``); the CLI in
+``litellm_conol.cli`` calls these."""
 
 from __future__ import annotations
 
+from .accounts import accounts_command as accounts_command
 from .cli_doc import cli_command as cli_command
 from .cli_doc import cli_markdown as cli_markdown
 from .doctor import Check as Check

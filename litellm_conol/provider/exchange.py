@@ -25,9 +25,9 @@ from typing import Any
 
 from litellm.types.utils import Delta, ModelResponseStream, Usage
 
-from ..client.assets import asset_cache, upload_images
+from ..client.assets import ImageTally, asset_cache, upload_images
 from ..client.driver import SessionRun
-from ..client.follow_up import SessionStart
+from ..client.follow_up import FollowUpRefused, SessionStart
 from ..client.pool import shared_client
 from ..client.transport import Transport
 from ..core.answer.assembler import Assembler, ClientToolCall, ReasoningDelta
@@ -46,11 +46,12 @@ from ..core.protocol.event_fields import ContextUsage, reported_model
 from ..core.protocol.session_info import SessionInfo
 from ..core.protocol.wire import CreateSessionBody
 from ..core.request.images import AssetRef, resolve_images
+from ..reuse.accounts import AccountGuard
 from ..reuse.failure_guard import FailureGuard
 from ..reuse.session_reuse import Reuse
 from .chunks import ChunkMaker
 from .result_fields import result_fields
-from .usage import answer_token_counter, estimate_reasoning, make_usage, turn_usage_of
+from .usage import RequestUsage, answer_token_counter, request_usage
 
 # what a create that names a gone asset may answer
 STALE_ASSET = frozenset({400, 404, 410, 422})
@@ -74,9 +75,14 @@ class Exchange:
     content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
     assets: dict[str, AssetRef] = field(default_factory=dict, init=False)  # uploaded images by key
     _remembered: bool = field(default=False, init=False)  # some came from an earlier request's upload
+    images: ImageTally = field(default_factory=ImageTally, init=False)  # uploads and URL fetches made
+    fallbacks: list[str] = field(default_factory=list, init=False)  # why a follow-up gave way to a session
+    replaced: list[SessionRun] = field(default_factory=list, init=False)  # runs a fallback replaced
+    _usage: RequestUsage | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.reuse = Reuse(self.request, self.messages)
+        self.account = AccountGuard.of(self.request)
 
     @property
     def last(self) -> SessionRun:
@@ -121,7 +127,7 @@ class Exchange:
     ) -> AsyncIterator[ModelResponseStream]:
         """One turn under the failure memory: a failure this request is known to repeat costs no
         session, and a repeated one becomes the error clients do not retry (``reuse/known_failures.py``)."""
-        guard = FailureGuard.of(self.request, body)
+        guard = FailureGuard.of(self.request, body, self.account)
         await guard.check()
         try:
             async for chunk in self._turn(body, conversation, live, first=first):
@@ -171,7 +177,7 @@ class Exchange:
         endpoint, caller = request.endpoint, request.caller
         self._remembered = any(asset_cache.get(endpoint, key, caller=caller) for key in request.images)
         return await upload_images(
-            endpoint, shared_client(), request.images, request.image_limits, caller=caller
+            endpoint, shared_client(), request.images, request.image_limits, caller=caller, tally=self.images
         )
 
     async def _drive(self, run: SessionRun, live: ChunkMaker | None) -> AsyncIterator[ModelResponseStream]:
@@ -184,6 +190,7 @@ class Exchange:
             if not self.reuse.fallback(run, exc):
                 await self.reuse.failed(run, exc)
                 raise
+            self._fell_back(run, exc)
         except BaseException as exc:  # cancelled, or the caller stopped reading: it may retry
             self.reuse.failed_soon(run, exc)
             raise
@@ -193,6 +200,11 @@ class Exchange:
         self.runs[-1] = retry
         async for chunk in session_chunks(self.request, retry, live, hold_calls=self._validates_calls):
             yield chunk
+
+    def _fell_back(self, run: SessionRun, exc: ConolError) -> None:
+        self.fallbacks.append(exc.kind if isinstance(exc, FollowUpRefused) else "gone")
+        if run.info is not None:
+            self.replaced.append(run)  # its turn was posted: it counts as a follow-up
 
     def fields(self) -> dict[str, Any]:
         """``provider_specific_fields``: the accepted turn's, plus the turns when validation ran."""
@@ -213,18 +225,14 @@ class Exchange:
         return fields
 
     def usage(self) -> Usage:
-        """Over every turn (each repair turn re-sends the whole conversation): conol's reported
-        numbers for a turn that carried ``contextUsage``, the estimate for one that did not."""
-        prompt = completion = 0
-        reasoning: int | None = None
-        for messages, run in zip(self.prompts, self.runs, strict=True):
-            turn = turn_usage_of(messages, run.assembler)
-            prompt += turn.prompt_tokens
-            completion += turn.completion_tokens
-            turn_reasoning = estimate_reasoning(run.assembler)
-            if turn_reasoning is not None:
-                reasoning = (reasoning or 0) + turn_reasoning
-        return make_usage(prompt, completion, reasoning)
+        """Over every turn: ``provider/usage.py``'s ``request_usage``, computed once after the last
+        turn (the response and the usage fields both read it)."""
+        return self.usage_split().usage
+
+    def usage_split(self) -> RequestUsage:
+        if self._usage is None:
+            self._usage = request_usage(zip(self.prompts, (run.assembler for run in self.runs), strict=True))
+        return self._usage
 
     @property
     def _usage_reported(self) -> bool:

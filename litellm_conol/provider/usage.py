@@ -7,7 +7,8 @@ LiteLLM's stream builder counts it, so a streamed and a non-streamed answer repo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import litellm
@@ -62,3 +63,30 @@ def turn_usage_of(messages: Sequence[Any], assembler: Assembler) -> TurnUsage:
     if context is not None and context.used_tokens:
         return turn_usage(context, 0, completion)
     return turn_usage(None, litellm.token_counter(messages=list(messages)), completion)
+
+
+@dataclass(frozen=True)
+class RequestUsage:
+    """A request's usage over its turns, and how much of its prompt count was estimated or reported
+    (the operator's metrics, docs/metrics.md)."""
+
+    usage: Usage
+    prompt_estimated: int
+    prompt_reported: int
+
+
+def request_usage(turns: Iterable[tuple[Sequence[Any], Assembler]]) -> RequestUsage:
+    """Over every turn (each repair turn re-sends the whole conversation): conol's reported numbers
+    for a turn that carried ``contextUsage``, the estimate for one that did not."""
+    prompt = {True: 0, False: 0}  # by reported
+    completion = 0
+    reasoning: int | None = None
+    for messages, assembler in turns:
+        turn = turn_usage_of(messages, assembler)
+        prompt[turn.reported] += turn.prompt_tokens
+        completion += turn.completion_tokens
+        turn_reasoning = estimate_reasoning(assembler)
+        if turn_reasoning is not None:
+            reasoning = (reasoning or 0) + turn_reasoning
+    usage = make_usage(prompt[True] + prompt[False], completion, reasoning)
+    return RequestUsage(usage, prompt_estimated=prompt[False], prompt_reported=prompt[True])

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from ..core.config.boundary import setting_value
 from ..core.config.options import ConolRequest
-from ..core.errors import AgentFailed, InvalidStructuredOutput
+from ..core.errors import AgentFailed, InvalidStructuredOutput, OutOfCredits
 from ..core.protocol.wire import CreateSessionBody
+from .accounts import AccountGuard
 from .known_failures import KnownFailures, Remembered, failure_key
 from .shared_state import SharedState, shared_state
 
@@ -46,21 +47,28 @@ class FailureGuard:
     records: SharedState
     claims: SharedState
     ttl: float
+    account: AccountGuard | None = None  # the account's rest (reuse/accounts.py), for a turn's guard
     _claim: str | None = field(default=None, init=False)
 
     @classmethod
-    def of(cls, request: ConolRequest, body: CreateSessionBody) -> FailureGuard:
+    def of(
+        cls, request: ConolRequest, body: CreateSessionBody, account: AccountGuard | None = None
+    ) -> FailureGuard:
         endpoint, url = request.endpoint, request.reuse.redis_url
         return cls(
             failure_key(endpoint.base_url, endpoint.token, body.to_json(), request.caller),
             shared_state(url, FAILURE_KIND, CAPACITY),
             shared_state(url, CLAIM_KIND, CAPACITY),
             setting_value("failure_memory_seconds"),
+            account,
         )
 
     async def check(self) -> None:
         """Raise the remembered failure instead of spending a session on it; while an identical
-        request is running and has not succeeded, wait for it (at most ``SAME_REQUEST_WAIT``)."""
+        request is running and has not succeeded, wait for it (at most ``SAME_REQUEST_WAIT``). A
+        resting account refuses first, whatever the request."""
+        if self.account is not None:
+            await self.account.check()
         if self.ttl <= 0:
             return
         loop = asyncio.get_running_loop()
@@ -87,7 +95,10 @@ class FailureGuard:
             raise refusal
 
     async def failed(self, error: Remembered) -> Remembered:
-        """Record ``error`` for this request; the error to raise (a repeat becomes deterministic)."""
+        """Record ``error`` for this request; the error to raise (a repeat becomes deterministic). Out
+        of credits, the account rests instead (until its refill, whatever the request)."""
+        if isinstance(error, OutOfCredits) and self.account is not None:
+            error = await self.account.exhausted(error)
         if self.ttl <= 0:
             return error
         memory = self._memory(await self.records.get(self.request_key))

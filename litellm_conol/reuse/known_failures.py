@@ -41,9 +41,9 @@ class _Seen:
 class KnownFailures:
     """Recent failures per request, for ``ttl`` seconds.
 
-    * A deterministic failure (or out of credits) is remembered: the same request within ``ttl``
-      is refused without a new session. (Not the account's other requests: after a top-up they
-      must run at once.)
+    * A deterministic failure is remembered: the same request within ``ttl`` is refused without a
+      new session. (Out of credits is the account's, not the request's: the account rests until its
+      refill, ``reuse/accounts.py``; another deployment's account runs the same request at once.)
     * An unexplained failure is remembered by signature: if the same request fails the same way
       again within ``ttl``, that second failure is deterministic (400) and remembered as such.
     * A validation failure (the answer or a tool call still invalid after the repair turns) is
@@ -68,10 +68,10 @@ class KnownFailures:
         """Note ``error`` for this request; the error to raise (a repeat becomes deterministic)."""
         if self.ttl <= 0:
             return error
-        if isinstance(error, AgentFailedPermanently | OutOfCredits):
+        if isinstance(error, AgentFailedPermanently):
             self._put(request_key, _Seen(error.signature, now, error))
             return error
-        if error.kind == "transient":
+        if isinstance(error, OutOfCredits) or error.kind == "transient":
             return error
         before = self._live(request_key, now)
         if before is not None and before.signature == error.signature:

@@ -271,6 +271,12 @@ def shared_state(url: str | None, kind: str, cap: int) -> SharedState:
     return state
 
 
+def forget_kind(kind: str) -> None:
+    """Forget the values of one ``kind`` this process holds in memory (a test's fresh start)."""
+    for key in [key for key in _states if key[1] == kind]:
+        del _states[key]
+
+
 def clear_shared_state() -> None:
     """Forget every value this process holds and every Redis failure (tests)."""
     _states.clear()

@@ -30,16 +30,22 @@ BASH = {
 }
 
 
+# an account of its own for the credit error: the account rests afterwards (every request to it
+# refused until its refill), the default account's tests go on
+SPENT_TOKEN = "fake-conol-token-spent"
 PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py)
+    {"model_name": "spent", "litellm_params": {"model": "conol/claude-haiku-4-5", "api_key": SPENT_TOKEN}},
     {
         "model_name": "capped",
         "litellm_params": {"model": "conol/gpt-5.6-luna", "max_effort": "medium", "default_effort": "low"},
-    }
+    },
 ]
 
 
 @pytest.fixture
 def fake(proxy_fake):
+    if "spent" not in proxy_fake.accounts():
+        proxy_fake.add_account("spent", SPENT_TOKEN)
     return proxy_fake
 
 
@@ -144,16 +150,20 @@ def test_a_deferred_tool_never_reaches_conol_and_schemas_carry_no_foreign_keys(c
 # --- retry budget -----------------------------------------------------------------------------------
 
 
-def test_out_of_credits_is_a_402_no_client_retries_one_session(claude, fake):
+def test_out_of_credits_is_a_429_and_every_retry_is_refused_without_a_session(claude, fake):
+    # a 429 (docs/team-deployment.md#several-accounts): the Router's retries (this name has one
+    # deployment) all meet the resting account, which refuses them without a session; the stream was
+    # opened by then (LiteLLM's /v1/messages), so the client reads it as a rate_limit_error event
     with pytest.raises(anthropic.APIStatusError) as caught:
-        claude_code(claude, "conol/claude-haiku-4-5", "Fix the bug [[fake:out_of_credits]]")
-    assert caught.value.status_code == 402
-    assert "credit balance is too low" in str(caught.value)
+        claude_code(claude, "spent", "Fix the bug [[fake:out_of_credits]]")
+    error = caught.value.body["error"]
+    assert error["type"] == "rate_limit_error"
+    assert "refused without starting a conol session" in error["message"]
+    assert "rests until its refill in" in error["message"]
     assert len(fake.sessions) == 1
-    # the same request again (another client attempt) is refused without a session
-    with pytest.raises(anthropic.APIStatusError) as again:
-        claude_code(claude, "conol/claude-haiku-4-5", "Fix the bug [[fake:out_of_credits]]")
-    assert again.value.status_code == 402 and "refused without starting a conol session" in str(again.value)
+    # any request to that account, not only the same one, until the refill
+    with pytest.raises(anthropic.APIStatusError, match="rests until its refill"):
+        claude_code(claude, "spent", "Something else [[fake:done]]")
     assert len(fake.sessions) == 1
 
 

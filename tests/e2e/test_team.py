@@ -66,10 +66,12 @@ def usage_log(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def team_proxy(team_fake, usage_log, tmp_path_factory):
+    multiproc = tmp_path_factory.mktemp("prometheus")  # the config's prometheus callback, two workers
     env = {
         "CONOL_API_BASE": team_fake.base_url,
-        "CONOL_SESSION_TOKEN": team_fake.token,
+        "CONOL_SESSION_TOKEN": team_fake.token,  # chat's other two accounts fall back to it
         "CONOL_USAGE_LOG": str(usage_log),
+        "PROMETHEUS_MULTIPROC_DIR": str(multiproc),
     }
     log = tmp_path_factory.mktemp("team") / "proxy.log"
     process = ProxyProcess(config=TEAM_CONFIG, env=env, log_path=log, args=WORKER_ARGS)

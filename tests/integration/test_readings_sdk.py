@@ -16,6 +16,7 @@ from litellm_conol.client.transport import Transport
 from litellm_conol.core.protocol.endpoint import COOKIE_NAME, Endpoint
 from litellm_conol.fake import BUILTINS, FakeConol
 from litellm_conol.fake._library import CREDIT_ERROR
+from litellm_conol.reuse.accounts import forget_accounts
 
 litellm.suppress_debug_info = True
 litellm_conol.register()
@@ -35,8 +36,10 @@ def fake() -> Iterator[FakeConol]:
 @pytest.fixture(autouse=True)
 def _fresh(fake: FakeConol) -> Iterator[None]:
     fake.reset()
+    forget_accounts()  # an account out of credits rests (in this process's memory) until its refill
     yield
     fake.reset()
+    forget_accounts()
 
 
 def ask(fake: FakeConol, text: str, **extra: Any) -> dict[str, Any]:
@@ -132,14 +135,17 @@ async def test_a_model_the_stream_reports_is_surfaced_and_strict_model_refuses_i
 @pytest.mark.parametrize("stream", [False, True])
 async def test_the_credit_error_preview_is_a_clear_error(fake, stream):
     fake.configure(balance="zero")
-    # out of credits is 402 (docs/effort-and-retries.md): no SDK or Router retries it; streamed too,
-    # as the first chunk waits for content and the preview comes before any
-    with pytest.raises(litellm.exceptions.PaymentRequiredError) as caught:
+    # out of credits is a 429 (docs/team-deployment.md#several-accounts): another account may serve;
+    # streamed too, as the first chunk waits for content and the preview comes before any (LiteLLM
+    # wraps an error of a stream in its MidStreamFallbackError, the status kept)
+    errors = (litellm.exceptions.RateLimitError, litellm.exceptions.MidStreamFallbackError)
+    with pytest.raises(errors) as caught:
         response = await litellm.acompletion(**ask(fake, "Hi"), stream=stream)
         if stream:
             async for _ in response:
                 pass
-    assert CREDIT_ERROR in str(caught.value)
+    assert CREDIT_ERROR in str(caught.value) and caught.value.status_code == 429
+    assert "this account rests until its refill in" in str(caught.value)
     assert fake.token not in str(caught.value)
 
 

@@ -206,6 +206,9 @@ def noted(monkeypatch):
     return make
 
 
+ROW = ("sessions_created", "followup_turns", "session_reused", "session_reuse_reason", "refused_by")
+
+
 def row(created: int, followups: int, reused: bool, reason: str | None, refused_by: str | None) -> dict:
     return {
         "sessions_created": created,
@@ -230,7 +233,7 @@ async def test_the_usage_fields_count_sessions_turns_and_refusals(conol, noted):
         await litellm.acompletion(**request(conol, "hi", n=2))
     await asyncio.wait_for(logger.arrived.wait(), 30)
     fresh = "no earlier turn to continue"
-    assert logger.rows == [
+    assert [{key: fields[key] for key in ROW} for fields in logger.rows] == [
         row(1, 0, False, fresh, None),
         row(0, 1, True, "history matched", None),
         row(ROUND, 0, False, fresh, None),  # a round: the first turn and two repair turns
@@ -238,3 +241,6 @@ async def test_the_usage_fields_count_sessions_turns_and_refusals(conol, noted):
         row(0, 0, False, None, "failure_memory"),  # refused before reuse was even looked at
         row(0, 0, False, None, None),  # refused by build_request (n=2): not a remembered refusal
     ]
+    # the repair turns of each round (docs/metrics.md), and the deployment outside a Router: none
+    assert [fields["repair_turns"] for fields in logger.rows] == [0, 0, ROUND - 1, ROUND - 1, 0, 0]
+    assert {fields["deployment"] for fields in logger.rows} == {""}

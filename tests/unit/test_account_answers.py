@@ -8,7 +8,15 @@ import json
 
 import pytest
 
-from litellm_conol.core.protocol.account import Balance, judge_auth, read_balance
+from litellm_conol.core.protocol.account import (
+    DAY,
+    REST_WHEN_OVERDUE,
+    REST_WHEN_UNKNOWN,
+    Balance,
+    judge_auth,
+    read_balance,
+    rest_seconds,
+)
 
 ALIVE = {"session": {"id": "s", "expiresAt": "2027-01-01T00:00:00.000Z"}, "user": {"id": "u"}}
 
@@ -89,3 +97,29 @@ def test_only_a_total_and_what_is_no_balance():
         assert read_balance(bad) is None, bad
     odd = read_balance({**FULL, "dailyCredits": "100"})
     assert odd is not None and not odd.has_breakdown  # a field of the wrong type is not guessed
+
+
+# --- the next refill and how long an exhausted account rests (docs/team-deployment.md#several-accounts) ---
+
+
+def test_the_next_refill_is_a_day_after_the_last():
+    balance = read_balance({"total": 0, "dailyRefilledAt": "2026-12-06T01:00:00.000Z"})
+    assert balance is not None and balance.next_refill == 1796605200.0  # 2026-12-07T01:00:00Z
+    assert read_balance({"total": 0, "dailyRefilledAt": "2026-12-06T01:00:00"}).next_refill == 1796605200.0
+    assert read_balance({"total": 0}).next_refill is None  # the spec's {total} shape
+    assert read_balance({"total": 0, "dailyRefilledAt": "yesterday"}).next_refill is None
+
+
+@pytest.mark.parametrize(
+    ("refill", "now", "rest"),
+    [
+        (1000.0, 400.0, 600.0),  # until the refill
+        (None, 400.0, REST_WHEN_UNKNOWN),  # the answer does not say: 15 min
+        (400.0, 400.0, REST_WHEN_OVERDUE),  # due, not shown yet: a minute
+        (100.0, 400.0, REST_WHEN_OVERDUE),
+        (400.0 + 3 * DAY, 400.0, DAY),  # never more than a day
+    ],
+)
+def test_an_exhausted_account_rests_until_its_refill_bounded(refill, now, rest):
+    assert rest_seconds(refill, now) == rest
+    assert (REST_WHEN_UNKNOWN, REST_WHEN_OVERDUE) == (900.0, 60.0)

@@ -339,6 +339,7 @@ FOREIGN_FILES = {
     "tests/llm_translation/base_llm_unit_tests.py": "LiteLLM's repository",
     "base_llm_unit_tests.py": "LiteLLM's repository",
     "test_streaming.py": "LiteLLM's repository",
+    "router_utils/cooldown_handlers.py": "LiteLLM's package (docs/team-deployment.md)",
 }
 # Private names of other packages' internals that comments and pages name (each must still be named).
 FOREIGN_NAMES = {

@@ -48,7 +48,7 @@ def test_classification_is_a_function_of_the_words_and_the_source(message, sourc
 
 def test_each_class_is_its_exception_with_a_signature_free_of_session_ids():
     credits = failure_error(CREDIT_MESSAGE)
-    assert type(credits) is OutOfCredits and credits.status_code == 402
+    assert type(credits) is OutOfCredits and credits.status_code == 429
     assert credits.headers == {"x-should-retry": "false"}
     assert type(failure_error(DETERMINISTIC_MESSAGE)) is AgentFailedPermanently
     unexplained = failure_error(UNEXPLAINED_MESSAGE)
@@ -76,12 +76,13 @@ def test_what_litellm_and_its_router_make_of_each_class(monkeypatch):
     credits = _litellm(failure_error(CREDIT_MESSAGE))
     permanent = _litellm(failure_error(DETERMINISTIC_MESSAGE))
     unexplained = _litellm(failure_error(UNEXPLAINED_MESSAGE))
-    assert (type(credits), credits.status_code) == (litellm.PaymentRequiredError, 402)
+    # out of credits is OpenAI's exhausted quota: a 429 the Router retries on the group's other
+    # deployments (other accounts) and cools this one down for (docs/team-deployment.md#several-accounts)
+    assert (type(credits), credits.status_code) == (litellm.RateLimitError, 429)
     assert (type(permanent), permanent.status_code) == (litellm.BadRequestError, 400)
     assert (type(unexplained), unexplained.status_code) == (litellm.InternalServerError, 500)
-    # the Router retries none of the first two, and runs fallbacks for 402 but not for a provider's 400
     assert [litellm.should_retry(e.status_code) for e in (credits, permanent, unexplained)] == [
-        False,
+        True,
         False,
         True,
     ]
@@ -130,12 +131,12 @@ def test_transient_failures_stay_retryable_however_often():
     assert memory.refusal(REQUEST, now=5) is None
 
 
-def test_out_of_credits_refuses_the_same_request_only_and_ttl_zero_remembers_nothing():
+def test_out_of_credits_is_the_accounts_not_the_requests_and_ttl_zero_remembers_nothing():
     memory = KnownFailures(ttl=60)
-    memory.record(REQUEST, failure_error(CREDIT_MESSAGE), now=0)
-    refused = memory.refusal(REQUEST, now=10)
-    assert type(refused) is OutOfCredits and refused.status_code == 402
-    assert memory.refusal(OTHER, now=10) is None  # after a top-up the account's next request runs
+    credits = failure_error(CREDIT_MESSAGE)
+    assert memory.record(REQUEST, credits, now=0) is credits
+    # the account rests instead (reuse/accounts.py): another deployment's account runs the request
+    assert memory.refusal(REQUEST, now=10) is None
     off = KnownFailures(ttl=0)
     for now in range(3):
         assert type(off.record(REQUEST, failure_error(UNEXPLAINED_MESSAGE), now=now)) is AgentFailed

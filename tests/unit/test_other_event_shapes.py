@@ -127,7 +127,9 @@ def test_the_credit_error_preview_is_out_of_credits_carrying_conols_text():
     assert caught.value.message.startswith(
         f"conol agent error: {CREDIT} (the conol account is out of credits"
     )
-    assert caught.value.status_code == 402  # the one retry rule (core.protocol.agent_failures): never retried
+    assert (
+        caught.value.status_code == 429
+    )  # the one rule (core.protocol.agent_failures): other accounts serve
     assert caught.value.signature == f"preview:{CREDIT}"
 
 

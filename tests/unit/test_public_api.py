@@ -40,6 +40,7 @@ DOCUMENTED = [
     "AgentFailed",
     "AgentFailedPermanently",
     "OutOfCredits",
+    "AccountResting",
     "UpstreamError",
     "UpstreamUnavailable",
     "InvalidStructuredOutput",

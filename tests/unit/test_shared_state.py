@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import pytest
 import redis.asyncio
 
-from litellm_conol import AgentFailed, AgentFailedPermanently, InvalidStructuredOutput, OutOfCredits
+from litellm_conol import AgentFailed, AgentFailedPermanently, InvalidStructuredOutput
 from litellm_conol.core.config.boundary import settings_of
 from litellm_conol.core.config.reuse_options import redis_url, reuse_options
 from litellm_conol.core.protocol.agent_failures import failure_error
-from litellm_conol.fake._library import CREDIT_MESSAGE, DETERMINISTIC_MESSAGE, UNEXPLAINED_MESSAGE
+from litellm_conol.fake._library import DETERMINISTIC_MESSAGE, UNEXPLAINED_MESSAGE
 from litellm_conol.reuse import shared_state as _shared
 from litellm_conol.reuse.failure_guard import PASSED, FailureGuard
 from litellm_conol.reuse.known_failures import KnownFailures
@@ -107,16 +107,15 @@ async def test_memory_state_claim_take_and_expiry():
 # --- a failure record as JSON ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("message", [DETERMINISTIC_MESSAGE, CREDIT_MESSAGE])
-def test_a_remembered_failure_survives_export_and_adopt(message):
+def test_a_remembered_failure_survives_export_and_adopt():
     first = KnownFailures(ttl=300)
-    first.record("k", failure_error(message), now=100.0)
+    first.record("k", failure_error(DETERMINISTIC_MESSAGE), now=100.0)
     raw = first.export("k")
     other = KnownFailures(ttl=300)  # another process
     other.adopt("k", raw)
     refusal = other.refusal("k", now=130.0)
     assert type(refusal) is type(first.refusal("k", now=130.0))
-    assert type(refusal) in (AgentFailedPermanently, OutOfCredits)
+    assert type(refusal) is AgentFailedPermanently
     assert refusal is not None and refusal.message == first.refusal("k", now=130.0).message  # type: ignore[union-attr]
     assert refusal.headers == {"x-should-retry": "false"}
 

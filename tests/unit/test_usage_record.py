@@ -7,7 +7,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from litellm.types.utils import Usage
+
+from litellm_conol.client.assets import ImageTally
+from litellm_conol.provider.usage import RequestUsage
 from litellm_conol.provider.usage_fields import USAGE_FIELDS_KEY, request_fields
+from litellm_conol.reuse.accounts import Seen
 from litellm_conol.usage_log import usage_record
 
 METADATA = {
@@ -80,8 +85,17 @@ def test_a_request_the_handler_never_ran_has_zero_sessions():
     assert request_fields(None, Refusal()) == {
         "sessions_created": 0,
         "followup_turns": 0,
+        "repair_turns": 0,
+        "image_uploads": 0,
+        "image_url_fetches": 0,
+        "credit_errors": 0,
         "session_reused": False,
         "session_reuse_reason": None,
+        "reuse_fallback": None,
+        "prompt_tokens_estimated": None,
+        "prompt_tokens_reported": None,
+        "account_resting": False,
+        "balance_left": None,
         "refused_by": "settings_boundary",
     }
     assert request_fields(None, ValueError())["refused_by"] is None
@@ -112,10 +126,22 @@ def test_attempts_on_one_logging_object_add_up_until_a_line_takes_them():
     def exchange(sessions: int) -> Any:
         runs = [SimpleNamespace(info=object(), start=None) for _ in range(sessions)]
         reuse = SimpleNamespace(fields=lambda: {"session_reused": False, "session_reuse_reason": "x"})
-        return SimpleNamespace(runs=runs, reuse=reuse)
+        usage = RequestUsage(Usage(prompt_tokens=5), prompt_estimated=5, prompt_reported=0)
+        return SimpleNamespace(
+            runs=runs,
+            reuse=reuse,
+            replaced=[],
+            images=ImageTally(uploads=1),
+            fallbacks=[],
+            account=SimpleNamespace(seen=Seen()),
+            request=SimpleNamespace(model="claude-haiku-4-5"),
+            usage_split=lambda: usage,
+        )
 
     call = {"logging_obj": SimpleNamespace(model_call_details={})}
     for sessions in (3, 3):
         with noting(call) as noted:
             noted.exchange = exchange(sessions)
-    assert call["logging_obj"].model_call_details[USAGE_FIELDS_KEY]["sessions_created"] == 6
+    noted = call["logging_obj"].model_call_details[USAGE_FIELDS_KEY]
+    assert (noted["sessions_created"], noted["image_uploads"], noted["repair_turns"]) == (6, 2, 4)
+    assert (noted["prompt_tokens_estimated"], noted["deployment"]) == (5, "")  # the last attempt's

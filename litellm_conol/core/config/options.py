@@ -43,6 +43,15 @@ DEFAULT_MAX_REPAIR_TURNS: int = SETTINGS["max_repair_turns"].default
 
 
 @dataclass(frozen=True)
+class BalanceWatch:
+    """How often the account's balance is read (``poll_interval`` seconds, 0: never) and the floor
+    below which the account rests until its refill (docs/team-deployment.md#several-accounts)."""
+
+    poll_interval: float = 0.0
+    min_balance: float = 0.0
+
+
+@dataclass(frozen=True)
 class ConolRequest:
     endpoint: Endpoint
     body: CreateSessionBody
@@ -66,6 +75,7 @@ class ConolRequest:
     images: Mapping[str, ImageSource] = field(default_factory=dict)  # to upload, by pending key
     effort_ladder: tuple[Effort, ...] = ()  # the ladder agent_effort was clamped onto
     reuse: ReuseOptions = field(default_factory=ReuseOptions)  # session_reuse, model_pinning
+    balance_watch: BalanceWatch = field(default_factory=BalanceWatch)
     # Who is calling, as an opaque digest (never key material), filled by the provider: it scopes
     # bindings, uploaded images and the failure memory under the credential; "": the credential
     # alone (docs/session-reuse.md#whose-sessions).
@@ -113,8 +123,7 @@ def build_request(
     """
     params = flat_params(optional_params)
     settings = settings_of(params)
-    _refuse_unsupported(params)
-    limits = answer_limits(params)
+    limits = _checked_limits(params)
     endpoint = request_endpoint(api_key, api_base)
     catalog_model = _catalog_model(model, settings["agent_model"])
     all_tools = convert_tools(params.get("tools"))
@@ -154,6 +163,7 @@ def build_request(
         images=images,
         effort_ladder=ladder,
         reuse=reuse_options(settings),
+        balance_watch=BalanceWatch(settings["balance_poll_interval"], settings["min_balance"]),
     )
 
 
@@ -214,6 +224,11 @@ def _effort(
         default_effort=settings["default_effort"],
         max_effort=settings["max_effort"],
     ).effort
+
+
+def _checked_limits(params: Mapping[str, Any]) -> AnswerLimits:
+    _refuse_unsupported(params)
+    return answer_limits(params)
 
 
 def _refuse_unsupported(params: Mapping[str, Any]) -> None:

@@ -10,6 +10,7 @@ may only lower is ``narrow``. ``docs/configuration.md``'s table is generated fro
 from __future__ import annotations
 
 from ..models.discovery import DEFAULT_DISCOVERY_INTERVAL, MIN_DISCOVERY_INTERVAL
+from ..protocol.account import LOW_BALANCE
 from ..protocol.end_policy import Timing
 from ..protocol.endpoint import DEFAULT_BASE_URL
 from ..request.images import (
@@ -180,6 +181,18 @@ _REUSE = (
             env="REDIS_SSL", section="reuse"),
 )
 
+_ACCOUNTS = (
+    Setting("balance_poll_interval", "seconds", 0.0, "operator",
+            "read the account's balance at most this often, all workers and instances together (through "
+            "the Redis of session reuse): an account below `min_balance` rests until its refill before it "
+            "fails a request ([details](team-deployment.md#several-accounts)); `0` turns it off",
+            low=0, high=DAY, section="accounts"),
+    Setting("min_balance", "whole", int(LOW_BALANCE), "operator",
+            "credits: with `balance_poll_interval`, an account whose `total` is below this rests until "
+            "its refill",
+            low=0, high=1_000_000, section="accounts"),
+)
+
 _OPENAI = (
     Setting("reasoning_effort", "structured", None, "request",
             "also `reasoning`, `thinking`, `output_config.effort` → `agentEffort`, capped by `max_effort`"
@@ -205,7 +218,7 @@ _OPENAI = (
 # fmt: on
 
 SETTINGS: dict[str, Setting] = {
-    s.name: s for group in (_CONNECTION, _TIMING, _ANSWER, _IMAGES, _REUSE, _OPENAI) for s in group
+    s.name: s for group in (_CONNECTION, _TIMING, _ANSWER, _IMAGES, _REUSE, _ACCOUNTS, _OPENAI) for s in group
 }
 SECTIONS = {
     "connection": "Connection, model and catalog",
@@ -214,5 +227,6 @@ SECTIONS = {
     "answer": "The answer",
     "images": "Images and discovery",
     "reuse": "Session reuse",
+    "accounts": "Accounts and balance",
     "openai": "OpenAI request parameters",
 }

@@ -8,6 +8,7 @@ front of conol: transient, never "dead" (a user would throw away a good token), 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from dataclasses import dataclass
@@ -15,6 +16,9 @@ from typing import Any, Literal
 
 Verdict = Literal["alive", "dead", "transient", "unknown"]
 LOW_BALANCE = 10.0  # credits; below this doctor warns (a long agent turn can cost several)
+DAY = 86400.0  # daily credits refill a day after the last refill (docs/protocol.md#balance)
+REST_WHEN_UNKNOWN = 900.0  # seconds an exhausted account rests when its refill time is unknown
+REST_WHEN_OVERDUE = 60.0  # seconds it rests when its refill is due but has not shown yet
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,13 @@ class Balance:
     def low(self) -> bool:
         return self.total < LOW_BALANCE
 
+    @property
+    def next_refill(self) -> float | None:
+        """When the daily credits refill next (POSIX seconds): ``dailyRefilledAt`` + 24 h; ``None``
+        when the answer does not say."""
+        refilled = _timestamp(self.daily_refilled_at)
+        return None if refilled is None else refilled + DAY
+
     def describe(self) -> str:
         text = f"total {self.total:g}"
         if not self.has_breakdown:
@@ -126,3 +137,28 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def _timestamp(text: str | None) -> float | None:
+    """An ISO 8601 time (``2026-12-03T19:48:40.123Z``) as POSIX seconds; ``None`` when unreadable.
+    A time without a zone is read as UTC (conol's answers carry ``Z``)."""
+    if not text:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
+def rest_seconds(next_refill: float | None, now: float) -> float:
+    """How long an account out of credits rests: until its next refill, at most a day;
+    ``REST_WHEN_UNKNOWN`` when the refill time is not known, ``REST_WHEN_OVERDUE`` when it is past
+    (conol has not refilled yet, or the balance answer was stale)."""
+    if next_refill is None:
+        return REST_WHEN_UNKNOWN
+    if next_refill <= now:
+        return REST_WHEN_OVERDUE
+    return min(next_refill - now, DAY)

@@ -85,9 +85,7 @@ def failure_error(
         signature = f"{source}:{' '.join((message or '').split())}"
     error: AgentFailed
     if kind == "out_of_credits":
-        error = OutOfCredits(
-            f"{text} (the conol account is out of credits: top it up; not retried)", headers=NO_RETRY
-        )
+        error = OutOfCredits(f"{text} (the conol account is out of credits)", headers=NO_RETRY)
     elif kind == "deterministic":
         error = AgentFailedPermanently(
             f"{text} (a retry would fail the same way: not retried)", headers=NO_RETRY
