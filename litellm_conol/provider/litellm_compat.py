@@ -105,8 +105,16 @@ def register_models(entries: Mapping[str, Mapping[str, Any]]) -> None:
     ``model_info``, registered under its deployment id) keeps precedence over the catalog.
     """
     missing = {key: dict(value) for key, value in entries.items() if key not in litellm.model_cost}
-    if missing:
+    if not missing:
+        return
+    # register_model looks each key up among LiteLLM's built-in providers first, and a miss prints
+    # "Provider List: …" unless debug info is suppressed: one red line per model at every import.
+    shown = litellm.suppress_debug_info
+    litellm.suppress_debug_info = True
+    try:
         litellm.register_model(missing)
+    finally:
+        litellm.suppress_debug_info = shown
 
 
 def list_wildcard_models(provider: str, models: Callable[[], list[str]]) -> None:

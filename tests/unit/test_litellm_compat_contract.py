@@ -173,3 +173,19 @@ def test_on_a_litellm_that_accepts_custom_providers_the_shim_touches_nothing(mon
     assert compat.accept_custom_providers_on_generate_content() is False
     assert not compat.is_wrapped(GenerateContentHelper.setup_generate_content_call)
     assert not compat.is_wrapped(litellm.LlmProviders._missing_)
+
+
+def test_registering_the_catalog_prints_nothing(capsys, monkeypatch):
+    """LiteLLM's ``register_model`` prints its provider list for each key it cannot map to a built-in
+    provider; registering the catalog must not write that at every import (and debug output stays
+    as the user set it)."""
+    entries = {f"conol/quiet-model-{n}": {"litellm_provider": "conol", "mode": "chat"} for n in range(3)}
+    monkeypatch.setattr(litellm, "suppress_debug_info", False)
+    for key in entries:
+        monkeypatch.delitem(litellm.model_cost, key, raising=False)
+    compat.register_models(entries)
+    assert capsys.readouterr().out == ""
+    assert litellm.suppress_debug_info is False
+    assert set(entries) <= set(litellm.model_cost)
+    for key in entries:
+        litellm.model_cost.pop(key)
