@@ -12,7 +12,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 # about 3 s each (docs/development.md#commands).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint typecheck docs unit bench bench-reuse fake clean redis-server nox
+.PHONY: run test lint typecheck docs unit bench bench-agent bench-reuse fake clean redis-server nox
 
 # instructor (a structured-output client the tests drive) caps jiter below what openai needs: it is
 # installed with --no-deps (its other requirements come with the test extra; it runs on the newer jiter).
@@ -76,6 +76,11 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
+
+# The agent-shaped rows of `make bench` alone (bench/agent.py): Claude Code's /v1/messages requests,
+# conol/ against LiteLLM's anthropic/ provider (~2.5 min; ARGS=--quick < 1.5 min); prints only.
+bench-agent: $(STAMP)
+	$(BIN)/python -m bench.agent $(ARGS)
 
 fake: $(STAMP)
 	$(BIN)/litellm-conol fake $(ARGS)

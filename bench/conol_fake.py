@@ -25,12 +25,14 @@ from .workload import BENCH_SCENARIO
 
 _PREVIEW = b'"preview":[{'
 _COMMIT = b'"logs":[{"role":"assistant","type":"message"'
+_CALL = b'"type":"tool_call"'
 
 
 def session_summary(rec: SessionRecord) -> dict[str, Any]:
     content = [e.time for e in rec.events if e.type == "history_delta" and _PREVIEW in e.raw]
     done = [e.time for e in rec.events if e.type in ("done", "done_marker")]
     commits = [e.time for e in rec.events if e.type == "history_delta" and _COMMIT in e.raw]
+    calls = [e.time for e in rec.events if e.type == "history_delta" and _CALL in e.raw]
     return {
         "tag": rec.params.get("tag"),
         "created_at": rec.created_at,
@@ -38,6 +40,7 @@ def session_summary(rec: SessionRecord) -> dict[str, Any]:
         "last_content_at": content[-1] if content else None,
         "done_at": done[0] if done else None,
         "commit_at": commits[0] if commits else None,
+        "call_at": calls[0] if calls else None,  # an agent turn's end (workload end=call)
         "terminal_at": rec.terminal_at,
         "events": len(rec.events),
         "bytes": sum(e.size for e in rec.events),

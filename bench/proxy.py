@@ -22,6 +22,7 @@ from .client import Sample, records, run_many
 from .workload import Workload, new_tag
 
 MASTER_KEY = "sk-bench-master"
+FIRST_PARTY = ("openai", "anthropic")  # LiteLLM's own providers; any other is a custom handler (ours)
 
 
 def free_port() -> int:
@@ -43,7 +44,7 @@ def config_yaml(deployments: dict[str, tuple[str, str]]) -> str:
             f"  - model_name: {model_name(provider)}\n    litellm_params:\n      model: {model}\n"
             f'      api_base: "{api_base}"\n      api_key: "{api_key}"\n'
         )
-        if provider != "openai":
+        if provider not in FIRST_PARTY:
             custom.append(f"    - provider: {provider}\n      custom_handler: litellm_conol.conol_llm\n")
     providers = "  custom_provider_map:\n" + "".join(custom) if custom else ""
     return (

@@ -11,6 +11,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .sections_agent import levels_section as agent_levels
+from .sections_agent import memory_section as agent_memory
+from .sections_agent import ratio_section as agent_ratios
+from .sections_agent import turns_section as agent_turns
 from .sections_latency import ends_section, proxy_section, ratio_section, sdk_section, workers_section
 from .sections_parse import parse_section
 from .sections_resources import descriptor_section, memory_section
@@ -58,11 +62,12 @@ class Report:
         self.sdk: dict[str, Any] = raw.get("sdk", {})
         self.proxy: dict[str, Any] = raw.get("proxy", {})
         self.workers: dict[str, Any] = raw.get("workers", {})
+        self.agent: dict[str, Any] = raw.get("agent", {})
         self.settle = float(raw["meta"]["settle_window"])
         self.verdicts: list[Verdict] = []  # filled by targets(), quoted by history_row()
 
     def targets(self) -> str:
-        checks = TargetChecks(self.sdk, self.proxy, self.settle)
+        checks = TargetChecks(self.sdk, self.proxy, self.settle, self.agent)
         text = checks.table()
         self.verdicts += checks.verdicts
         return text
@@ -78,6 +83,13 @@ class Report:
             ),
             ("Proxy ratios ours/openai", ratio_section(self.proxy)),
             ("4b. Proxy workers: throughput with 1 and 2 workers", workers_section(self.workers)),
+            (
+                "A1. Agent-shaped through the proxy: Claude Code's `/v1/messages`, 1 / 10 / 50 turns at once",
+                agent_levels(self.agent),
+            ),
+            ("A2. Agent-shaped ratios ours/anthropic", agent_ratios(self.agent)),
+            ("A3. Agent-shaped: proxy CPU per turn along 20-turn conversations", agent_turns(self.agent)),
+            ("A4. Agent-shaped: resident memory per open stream (proxy)", agent_memory(self.agent)),
             ("5. Resident memory per concurrently open stream", memory_section(self.sdk, self.proxy)),
             ("6. Parse cost on long answers", parse_section(self.sdk)),
             ("7. File descriptors and pool connections", descriptor_section(self.sdk, self.proxy)),

@@ -15,6 +15,7 @@ from .numbers import (
     phase_numbers,
     polls_median,
 )
+from .sections_agent import agent_targets
 from .stats import median, p99, ratio
 from .tables import f, fx, table
 
@@ -24,8 +25,10 @@ Verdict = tuple[str, bool | None, str]  # (target, met / not met / not applicabl
 class TargetChecks:
     """Checks every target the run has data for, in a fixed order; each check adds one verdict."""
 
-    def __init__(self, sdk: dict[str, Any], proxy: dict[str, Any], settle: float) -> None:
-        self.sdk, self.proxy, self.settle = sdk, proxy, settle
+    def __init__(
+        self, sdk: dict[str, Any], proxy: dict[str, Any], settle: float, agent: dict[str, Any] | None = None
+    ) -> None:
+        self.sdk, self.proxy, self.settle, self.agent = sdk, proxy, settle, agent or {}
         self.conol: dict[str, Any] | None = sdk.get("conol")
         self.verdicts: list[Verdict] = []
         self.rows: list[list[str]] = []
@@ -57,6 +60,7 @@ class TargetChecks:
         self.memory()
         self.descriptors()
         self.proxy_descriptors()
+        agent_targets(self.agent, self.add)
         return table(["target", "verdict", "measured"], self.rows)
 
     def _proxy_levels(self) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:

@@ -1,0 +1,219 @@
+"""Report sections and targets of the agent-shaped benchmark (``bench/agent.py``): Claude Code's
+requests through the proxy's ``/v1/messages``, ``conol/…`` against LiteLLM's ``anthropic/…``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .numbers import level_keys, phase_numbers
+from .stats import median, ratio
+from .tables import f, fx, mp, table
+
+AGENT_PROVIDERS = ("conol", "anthropic")
+END = "call_at"  # an agent turn ends with its tool call (conol: the tool-call event; anthropic: tool_use)
+REPORTED_TURNS = (1, 10, 20)
+TURN_GROWTH_LIMIT = 1.10  # CPU per turn at turn 20 within 10% of turn 1
+CPU_LIMIT = 0.8  # proxy CPU per turn, ours / anthropic's
+TTFT_LIMIT = 1.0
+
+LEVEL_HEADER = [
+    "concurrency",
+    "provider",
+    "requests",
+    "errors / truncated",
+    "throughput (req/s)",
+    "latency p50 (s)",
+    "latency p99 (s)",
+    "added TTFT median (ms)",
+    "TTFT p99 (ms)",
+    "finish median (ms)",
+    "finish p99 (ms)",
+    "proxy CPU per turn (ms)",
+]
+RATIO_HEADER = ["concurrency", "added TTFT", "latency p50", "throughput", "proxy CPU/turn"]
+TURNS_HEADER = [
+    "provider",
+    "conversations",
+    "sessions (conol: 1 per conversation = continued)",
+    *(f"CPU/turn at turn {t} (ms)" for t in REPORTED_TURNS),
+    "turn 20 / turn 1",
+    "request at turn 1 / 20 (KB)",
+    "errors / truncated",
+]
+MEMORY_HEADER = [
+    "provider",
+    "open streams",
+    "all open at once",
+    "RSS before (MB)",
+    "RSS open (MB)",
+    "RSS growth per open stream (KB)",
+    "errors / truncated",
+]
+
+
+def _providers(agent: dict[str, Any]) -> list[str]:
+    return [p for p in AGENT_PROVIDERS if p in agent]
+
+
+def levels_section(agent: dict[str, Any]) -> str:
+    if not agent:
+        return ""
+    rows = []
+    keys = sorted({k for p in _providers(agent) for k in agent[p]["phases"]}, key=lambda k: int(k[1:]))
+    for key in keys:
+        for p in _providers(agent):
+            phase = agent[p]["phases"].get(key)
+            if phase:
+                nums = phase_numbers(phase, END)
+                rows.append(
+                    [
+                        key[1:],
+                        p,
+                        str(nums["n"]),
+                        f"{nums['errors']} / {nums['truncated']}",
+                        f(nums["throughput"], 1),
+                        *mp(nums["latency"], 3),
+                        *mp(nums["ttft"], 1),
+                        *mp(nums["finish"], 1),
+                        f(nums["cpu_ms"], 1),
+                    ]
+                )
+    some = next(iter(agent[_providers(agent)[0]]["phases"].values()))
+    intro = (
+        "Claude Code's request (`bench/agent_shape.py`): a 16 KB system prompt, 12 tools with JSON "
+        "Schemas and 19 earlier turns of text, tool call and a 2 KB tool result "
+        f"({some['request_bytes'] / 1024:.0f} KB of JSON), streamed, each request a new conversation. "
+        "The answer: the chat workload's text (1000 chars in 20 pieces, 25 ms apart) and a `Bash` tool "
+        "call; finish is measured from the fake's tool call (conol's adds `tool_call_settle`, 0.3 s: "
+        "conol sends no end after a client tool call). One proxy per provider; `anthropic/…` against "
+        "`bench/anthropic_fake.py`."
+    )
+    return intro + "\n\n" + table(LEVEL_HEADER, rows)
+
+
+def ratio_section(agent: dict[str, Any]) -> str:
+    rows = []
+    for key, o, t in _levels(agent):
+        rows.append(
+            [
+                key[1:],
+                fx(ratio(median(o["ttft"]), median(t["ttft"]))),
+                fx(ratio(median(o["latency"]), median(t["latency"]))),
+                fx(ratio(o["throughput"], t["throughput"])),
+                fx(ratio(o["cpu_ms"], t["cpu_ms"])),
+            ]
+        )
+    return table(RATIO_HEADER, rows) if rows else ""
+
+
+def _levels(agent: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    if "conol" not in agent or "anthropic" not in agent:
+        return []
+    ours, theirs = agent["conol"]["phases"], agent["anthropic"]["phases"]
+    return [
+        (k, phase_numbers(ours[k], END), phase_numbers(theirs[k], END))
+        for k in level_keys(ours)
+        if k in theirs
+    ]
+
+
+def turn_cpu(turns: dict[str, Any], number: int) -> float | None:
+    """CPU per turn (ms) in the round of turn ``number``: the proxy's CPU over the round / conversations."""
+    for row in turns["rounds"]:
+        if row["turn"] == number and not row["errors"]:
+            return float(row["cpu"]) * 1000 / turns["conversations"]
+    return None
+
+
+def turns_section(agent: dict[str, Any]) -> str:
+    rows = []
+    for p in _providers(agent):
+        turns = agent[p].get("turns")
+        if not turns:
+            continue
+        cpu = [turn_cpu(turns, t) for t in REPORTED_TURNS]
+        rounds = turns["rounds"]
+        growth = ratio(cpu[-1], cpu[0]) if cpu[0] and cpu[-1] else float("nan")
+        size = f"{rounds[0]['request_bytes'] / 1024:.0f} / {rounds[-1]['request_bytes'] / 1024:.0f}"
+        errors = sum(r["errors"] for r in rounds)
+        bad = f"{errors} / {sum(r.get('truncated', 0) for r in rounds)}"
+        rows.append(
+            [
+                p,
+                str(turns["conversations"]),
+                str(turns["sessions"]) if p == "conol" else "–",
+                *(f(c, 1) for c in cpu),
+                fx(growth),
+                size,
+                bad + (f" ({rounds[-1]['first_error']})" if errors else ""),
+            ]
+        )
+    if not rows:
+        return ""
+    return (
+        "Whole conversations in lockstep, turn 1 to 20: each turn's answer and the tool's result appended as "
+        "Claude Code appends them (`session_reuse` at its default, so `conol/…` continues one session per "
+        "conversation). CPU per turn: the proxy's CPU (`/proc` utime + stime) over the round of that turn, "
+        "divided by the conversations.\n\n" + table(TURNS_HEADER, rows)
+    )
+
+
+def memory_section(agent: dict[str, Any]) -> str:
+    rows = []
+    for p in _providers(agent):
+        mem = agent[p].get("memory")
+        if mem:
+            rows.append(
+                [
+                    p,
+                    str(mem["k"]),
+                    "yes" if mem["all_open"] else f"no ({mem['opened']})",
+                    f(mem["rss_base_kb"] / 1024),
+                    f(mem["rss_open_kb"] / 1024),
+                    f(mem["per_stream_kb"]),
+                    f"{mem['errors']} / {mem['k'] - mem['ok'] - mem['errors']}",
+                ]
+            )
+    return table(MEMORY_HEADER, rows) if rows else ""
+
+
+def agent_targets(agent: dict[str, Any], add: Callable[[str, bool | None, str], None]) -> None:
+    """The agent-shaped targets, each one verdict through ``add``."""
+    for key, o, t in _levels(agent):
+        r = ratio(o["cpu_ms"], t["cpu_ms"])
+        add(
+            f"agent-shaped: proxy CPU per turn ≤ {CPU_LIMIT}× anthropic's ({key})",
+            r <= CPU_LIMIT,
+            f"{f(o['cpu_ms'])} vs {f(t['cpu_ms'])} ms = {fx(r)}",
+        )
+    for key, o, t in _levels(agent):
+        r = ratio(median(o["ttft"]), median(t["ttft"]))
+        add(
+            f"agent-shaped: added TTFT ≤ {TTFT_LIMIT}× anthropic's ({key})",
+            r <= TTFT_LIMIT,
+            f"{f(median(o['ttft']), 1)} vs {f(median(t['ttft']), 1)} ms = {fx(r)}",
+        )
+    turns = (agent.get("conol") or {}).get("turns")
+    if turns:
+        first, last = turn_cpu(turns, 1), turn_cpu(turns, 20)
+        theirs = (agent.get("anthropic") or {}).get("turns")
+        ref = ""
+        if theirs and turn_cpu(theirs, 1) and turn_cpu(theirs, 20):
+            ref = f" (anthropic: {f(turn_cpu(theirs, 1))} → {f(turn_cpu(theirs, 20))} ms)"
+        add(
+            "agent-shaped: CPU per turn at turn 20 within 10% of turn 1 (conol, reuse on)",
+            bool(first and last and last <= TURN_GROWTH_LIMIT * first),
+            f"{f(first)} → {f(last)} ms = {fx(ratio(last, first)) if first and last else '–'}; "
+            f"{turns['sessions']} session(s) for {turns['conversations']} conversations{ref}",
+        )
+    counts = {k: phase_numbers(v, END) for k, v in ((agent.get("conol") or {}).get("phases") or {}).items()}
+    if counts:
+        add(
+            "agent-shaped: every answer whole (conol: text and tool call, every phase)",
+            all(n["errors"] + n["truncated"] == 0 for n in counts.values()),
+            ", ".join(
+                f"{k}: {n['errors']} errors, {n['truncated']} truncated of {n['n']}"
+                for k, n in counts.items()
+            ),
+        )
