@@ -223,6 +223,7 @@ def start_fakes(children: Children, *, chat: bool = True, agent: bool = True) ->
         }
     if agent:
         children.anthropic, targets["anthropic"] = agent_mod.start_anthropic_fake(OUT)
+        targets["floor"] = dict(agent_mod.FLOOR)
     return targets
 
 

@@ -23,7 +23,10 @@ from . import proxy as proxy_mod
 from .agent_load import AgentLoad
 from .workload import Workload
 
-PROVIDERS = ("conol", "anthropic")
+# floor/…: a custom provider that does no work (bench/floor_llm.py): what LiteLLM itself spends on
+# any custom provider's /v1/messages traffic, the part of conol/…'s cost that is not ours.
+PROVIDERS = ("conol", "anthropic", "floor")
+FLOOR = {"api_base": "", "api_key": "", "control": ""}
 # The standard workload's answer (bench/__main__.py), ended as an agent's turn: a tool call.
 AGENT_WORK = Workload(chars=1000, n=20, delay=0.025, lead=0.05, end="call")
 
@@ -34,7 +37,7 @@ SIZES: dict[str, dict[str, Any]] = {
         "levels": [(1, 10), (10, 30), (50, 100)],
         "memory": 50,
         "hold": 5.0,
-        "conversations": 8,
+        "conversations": 10,
         "shared_proxy": False,
     },
     "quick": {
@@ -50,6 +53,7 @@ SIZES: dict[str, dict[str, Any]] = {
 
 
 def start_anthropic_fake(out_dir: Any) -> tuple[procs.Child, dict[str, str]]:
+    """The fake Anthropic server, ready; what a client needs of it."""
     child = procs.start_ready("anthropic_fake", "bench.anthropic_fake", [], out_dir)
     url = f"http://127.0.0.1:{child.ready_line[0]}"
     return child, {"api_base": url, "api_key": "sk-ant-bench-fake", "control": url}
@@ -81,6 +85,7 @@ async def run_provider(
             result["memory"] = await load.memory(sizes["memory"], sizes["hold"])
         for concurrency, n in sizes["levels"]:
             result["phases"][f"c{concurrency}"] = await load.phase(f"c{concurrency}", n, concurrency)
+        await asyncio.sleep(1.0)  # what the loaded rows left running is not turn 1's
         result["turns"] = await load.turns(sizes["conversations"])
     return result
 

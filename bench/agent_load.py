@@ -73,6 +73,7 @@ class AgentLoad:
     """Claude-Code-shaped ``/v1/messages`` requests against one proxy, one aiohttp session."""
 
     def __init__(self, proxy: Proxy, provider: str, control_url: str, work: Workload) -> None:
+        """``control_url``: the fake's control app; empty for ``floor/…``, which has no fake."""
         self.proxy, self.provider, self.control, self.work = proxy, provider, control_url, work
         self.url = proxy.base_url + "/v1/messages"
         self.headers = {
@@ -126,7 +127,7 @@ class AgentLoad:
 
     async def phase(self, name: str, n: int, concurrency: int) -> dict[str, Any]:
         bodies = self.bodies(name, n, self.work)
-        fake0 = records_cpu(self.control)
+        fake0 = self._fake_cpu()
         cpu0, wall0 = self.proxy.cpu(), time.perf_counter()
         samples = await run_many_answers(self, bodies, self.work, concurrency)
         wall = time.perf_counter() - wall0
@@ -140,9 +141,9 @@ class AgentLoad:
             "request_bytes": len(next(iter(bodies.values()))),
             "cpu": cpu,
             "wall": wall,
-            "fake_cpu_total": records_cpu(self.control) - fake0,
+            "fake_cpu_total": self._fake_cpu() - fake0,
             "samples": [s.to_json() for s in samples],
-            "records": records(self.control),
+            "records": self._records(),
         }
 
     async def memory(self, k: int, hold: float) -> dict[str, Any]:
@@ -171,7 +172,7 @@ class AgentLoad:
             "fds_open": fds_open,
             "errors": sum(1 for s in samples if s.error),
             "ok": sum(1 for s in samples if s.ok),
-            "records": records(self.control),
+            "records": self._records(),
         }
 
     async def turns(self, conversations: int, turns: int = TURNS) -> dict[str, Any]:
@@ -184,9 +185,15 @@ class AgentLoad:
             rounds.append(await self._round(talks, number))
             if rounds[-1]["errors"]:
                 break  # a conversation that lost its answer cannot go on
-        sessions = control(self.control, "/bench/records")["sessions"]
-        records(self.control)  # cleared
+        sessions = control(self.control, "/bench/records")["sessions"] if self.control else []
+        self._records()  # cleared
         return {"conversations": conversations, "rounds": rounds, "sessions": len(sessions)}
+
+    def _records(self) -> dict[str, dict[str, Any]]:
+        return records(self.control) if self.control else {}
+
+    def _fake_cpu(self) -> float:
+        return records_cpu(self.control) if self.control else 0.0
 
     async def _round(self, talks: dict[str, Conversation], number: int) -> dict[str, Any]:
         """Turn ``number`` of every conversation at once; each answer appended as received (as Claude

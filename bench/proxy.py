@@ -22,7 +22,9 @@ from .client import Sample, records, run_many
 from .workload import Workload, new_tag
 
 MASTER_KEY = "sk-bench-master"
-FIRST_PARTY = ("openai", "anthropic")  # LiteLLM's own providers; any other is a custom handler (ours)
+FIRST_PARTY = ("openai", "anthropic")  # LiteLLM's own providers
+# the custom handlers: ours, and the benchmark's provider that does no work of its own
+HANDLERS = {"conol": "litellm_conol.conol_llm", "floor": "bench.floor_llm.floor_llm"}
 
 
 def free_port() -> int:
@@ -36,16 +38,21 @@ def model_name(provider: str) -> str:
 
 
 def config_yaml(deployments: dict[str, tuple[str, str]]) -> str:
-    """A proxy config with a deployment ``bench-<provider>`` for each ``{provider: (api_base, api_key)}``."""
+    """A proxy config with a deployment ``bench-<provider>`` for each ``{provider: (api_base, api_key)}``
+    (an empty api_base: none, as for ``floor/…``)."""
     models, custom = [], []
     for provider, (api_base, api_key) in deployments.items():
         model = "openai/bench-model" if provider == "openai" else f"{provider}/claude-haiku-4-5"
-        models.append(
-            f"  - model_name: {model_name(provider)}\n    litellm_params:\n      model: {model}\n"
-            f'      api_base: "{api_base}"\n      api_key: "{api_key}"\n'
-        )
+        params = f"      model: {model}\n"
+        if api_base:
+            params += f'      api_base: "{api_base}"\n      api_key: "{api_key}"\n'
+        if provider == "floor":
+            params += (
+                "      drop_params: true\n"  # LiteLLM refuses `thinking` for a provider it does not know
+            )
+        models.append(f"  - model_name: {model_name(provider)}\n    litellm_params:\n{params}")
         if provider not in FIRST_PARTY:
-            custom.append(f"    - provider: {provider}\n      custom_handler: litellm_conol.conol_llm\n")
+            custom.append(f"    - provider: {provider}\n      custom_handler: {HANDLERS[provider]}\n")
     providers = "  custom_provider_map:\n" + "".join(custom) if custom else ""
     return (
         "model_list:\n" + "".join(models) + f"litellm_settings:\n{providers}  telemetry: false\n"

@@ -10,9 +10,9 @@ from .numbers import level_keys, phase_numbers
 from .stats import median, ratio
 from .tables import f, fx, mp, table
 
-AGENT_PROVIDERS = ("conol", "anthropic")
+AGENT_PROVIDERS = ("conol", "anthropic", "floor")
 END = "call_at"  # an agent turn ends with its tool call (conol: the tool-call event; anthropic: tool_use)
-REPORTED_TURNS = (1, 10, 20)
+REPORTED_TURNS = (1, 2, 10, 20)  # 1: a new session; 2: the first follow-up
 TURN_GROWTH_LIMIT = 1.10  # CPU per turn at turn 20 within 10% of turn 1
 CPU_LIMIT = 0.8  # proxy CPU per turn, ours / anthropic's
 TTFT_LIMIT = 1.0
@@ -31,13 +31,22 @@ LEVEL_HEADER = [
     "finish p99 (ms)",
     "proxy CPU per turn (ms)",
 ]
-RATIO_HEADER = ["concurrency", "added TTFT", "latency p50", "throughput", "proxy CPU/turn"]
+RATIO_HEADER = [
+    "concurrency",
+    "added TTFT",
+    "latency p50",
+    "throughput",
+    "proxy CPU/turn",
+    "floor's proxy CPU/turn (LiteLLM's own)",
+    "ours alone: conol − floor (ms)",
+]
 TURNS_HEADER = [
     "provider",
     "conversations",
     "sessions (conol: 1 per conversation = continued)",
     *(f"CPU/turn at turn {t} (ms)" for t in REPORTED_TURNS),
     "turn 20 / turn 1",
+    "turn 20 / turn 2",
     "request at turn 1 / 20 (KB)",
     "errors / truncated",
 ]
@@ -94,7 +103,9 @@ def levels_section(agent: dict[str, Any]) -> str:
 
 def ratio_section(agent: dict[str, Any]) -> str:
     rows = []
+    floor = (agent.get("floor") or {}).get("phases", {})
     for key, o, t in _levels(agent):
+        fl = phase_numbers(floor[key], END) if key in floor else None
         rows.append(
             [
                 key[1:],
@@ -102,9 +113,18 @@ def ratio_section(agent: dict[str, Any]) -> str:
                 fx(ratio(median(o["latency"]), median(t["latency"]))),
                 fx(ratio(o["throughput"], t["throughput"])),
                 fx(ratio(o["cpu_ms"], t["cpu_ms"])),
+                fx(ratio(fl["cpu_ms"], t["cpu_ms"])) if fl else "–",
+                f(o["cpu_ms"] - fl["cpu_ms"]) if fl else "–",
             ]
         )
-    return table(RATIO_HEADER, rows) if rows else ""
+    if not rows:
+        return ""
+    return (
+        "`floor/…` (`bench/floor_llm.py`) is a custom provider that does no work: it streams the same "
+        "answer from memory at the same pace. Its CPU is what LiteLLM spends on any custom provider's "
+        "`/v1/messages` traffic (the Anthropic adapter both ways, the stream wrapper, logging), which "
+        "`anthropic/…` does not pay; conol − floor is our handler's own.\n\n" + table(RATIO_HEADER, rows)
+    )
 
 
 def _levels(agent: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -119,11 +139,16 @@ def _levels(agent: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, 
 
 
 def turn_cpu(turns: dict[str, Any], number: int) -> float | None:
-    """CPU per turn (ms) in the round of turn ``number``: the proxy's CPU over the round / conversations."""
-    for row in turns["rounds"]:
-        if row["turn"] == number and not row["errors"]:
-            return float(row["cpu"]) * 1000 / turns["conversations"]
-    return None
+    """CPU per turn (ms) at turn ``number``: the proxy's CPU over that round / the conversations; past
+    turn 2, the median of three rounds around it (the last three for the last turn): one round's ticks
+    are coarse, and a stray background task lands in one round."""
+    last = max((r["turn"] for r in turns["rounds"]), default=0)
+    middle = min(number, last - 1)
+    window = {number} if number <= 2 else {middle - 1, middle, middle + 1}
+    rows = [r for r in turns["rounds"] if r["turn"] in window and not r["errors"]]
+    if not rows:
+        return None
+    return median([float(r["cpu"]) * 1000 / turns["conversations"] for r in rows])
 
 
 def turns_section(agent: dict[str, Any]) -> str:
@@ -135,6 +160,7 @@ def turns_section(agent: dict[str, Any]) -> str:
         cpu = [turn_cpu(turns, t) for t in REPORTED_TURNS]
         rounds = turns["rounds"]
         growth = ratio(cpu[-1], cpu[0]) if cpu[0] and cpu[-1] else float("nan")
+        later = ratio(cpu[-1], cpu[1]) if cpu[1] and cpu[-1] else float("nan")
         size = f"{rounds[0]['request_bytes'] / 1024:.0f} / {rounds[-1]['request_bytes'] / 1024:.0f}"
         errors = sum(r["errors"] for r in rounds)
         bad = f"{errors} / {sum(r.get('truncated', 0) for r in rounds)}"
@@ -145,6 +171,7 @@ def turns_section(agent: dict[str, Any]) -> str:
                 str(turns["sessions"]) if p == "conol" else "–",
                 *(f(c, 1) for c in cpu),
                 fx(growth),
+                fx(later),
                 size,
                 bad + (f" ({rounds[-1]['first_error']})" if errors else ""),
             ]
@@ -152,10 +179,12 @@ def turns_section(agent: dict[str, Any]) -> str:
     if not rows:
         return ""
     return (
-        "Whole conversations in lockstep, turn 1 to 20: each turn's answer and the tool's result appended as "
+        "Whole conversations in lockstep, turn 1 to 20, after a quiet second: each turn's answer and the "
+        "tool's result appended as "
         "Claude Code appends them (`session_reuse` at its default, so `conol/…` continues one session per "
         "conversation). CPU per turn: the proxy's CPU (`/proc` utime + stime) over the round of that turn, "
-        "divided by the conversations.\n\n" + table(TURNS_HEADER, rows)
+        "divided by the conversations (turns 10 and 20: the median of three rounds around it). Turn 1 "
+        "creates a session, later turns continue it.\n\n" + table(TURNS_HEADER, rows)
     )
 
 
@@ -180,12 +209,19 @@ def memory_section(agent: dict[str, Any]) -> str:
 
 def agent_targets(agent: dict[str, Any], add: Callable[[str, bool | None, str], None]) -> None:
     """The agent-shaped targets, each one verdict through ``add``."""
+    floor = (agent.get("floor") or {}).get("phases", {})
     for key, o, t in _levels(agent):
         r = ratio(o["cpu_ms"], t["cpu_ms"])
+        fl = phase_numbers(floor[key], END)["cpu_ms"] if key in floor else None
         add(
             f"agent-shaped: proxy CPU per turn ≤ {CPU_LIMIT}× anthropic's ({key})",
             r <= CPU_LIMIT,
-            f"{f(o['cpu_ms'])} vs {f(t['cpu_ms'])} ms = {fx(r)}",
+            f"{f(o['cpu_ms'])} vs {f(t['cpu_ms'])} ms = {fx(r)}"
+            + (
+                f"; LiteLLM's floor for a custom provider {f(fl)} ms = {fx(ratio(fl, t['cpu_ms']))}"
+                if fl
+                else ""
+            ),
         )
     for key, o, t in _levels(agent):
         r = ratio(median(o["ttft"]), median(t["ttft"]))
@@ -197,15 +233,17 @@ def agent_targets(agent: dict[str, Any], add: Callable[[str, bool | None, str], 
     turns = (agent.get("conol") or {}).get("turns")
     if turns:
         first, last = turn_cpu(turns, 1), turn_cpu(turns, 20)
-        theirs = (agent.get("anthropic") or {}).get("turns")
         ref = ""
-        if theirs and turn_cpu(theirs, 1) and turn_cpu(theirs, 20):
-            ref = f" (anthropic: {f(turn_cpu(theirs, 1))} → {f(turn_cpu(theirs, 20))} ms)"
+        for other in ("anthropic", "floor"):
+            theirs = (agent.get(other) or {}).get("turns")
+            if theirs and turn_cpu(theirs, 1) and turn_cpu(theirs, 20):
+                ref += f"; {other}: {f(turn_cpu(theirs, 1))} → {f(turn_cpu(theirs, 20))} ms"
         add(
             "agent-shaped: CPU per turn at turn 20 within 10% of turn 1 (conol, reuse on)",
             bool(first and last and last <= TURN_GROWTH_LIMIT * first),
-            f"{f(first)} → {f(last)} ms = {fx(ratio(last, first)) if first and last else '–'}; "
-            f"{turns['sessions']} session(s) for {turns['conversations']} conversations{ref}",
+            f"{f(first)} → {f(last)} ms = {fx(ratio(last, first)) if first and last else '–'} (from the "
+            f"first follow-up, turn 2: {f(turn_cpu(turns, 2))} ms); {turns['sessions']} session(s) for "
+            f"{turns['conversations']} conversations{ref}",
         )
     counts = {k: phase_numbers(v, END) for k, v in ((agent.get("conol") or {}).get("phases") or {}).items()}
     if counts:
