@@ -19,7 +19,7 @@ one gets one more round, then is refused without a session
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from ..client.driver import SessionRun
 from ..client.follow_up import SessionStart
 from ..client.pool import shared_client
 from ..client.transport import Transport
-from ..core.answer.assembler import Assembler, ClientToolCall, ReasoningDelta
+from ..core.answer.assembler import Assembler, ReasoningDelta
 from ..core.answer.cutter import AnswerCutter
 from ..core.answer.structured import (
     CallToCheck,
@@ -278,10 +278,10 @@ class Exchange:
         if self.holds_answer and last.info is not None:
             chunks.append(maker.opening(last.info))
             if assembler.final_reasoning:
-                chunks.append(maker.for_piece(ReasoningDelta(assembler.final_reasoning), assembler))
+                chunks.append(maker.for_piece(ReasoningDelta(assembler.final_reasoning)))
         if assembler.tool_calls:
             if self._validates_calls or self.holds_answer:
-                chunks += maker.for_pieces(assembler.tool_calls, assembler)
+                chunks += maker.for_pieces(assembler.tool_calls)
         elif self.content is not None:
             chunks.append(maker.chunk(Delta(content=self.content)))
         elif len(self.runs) > 1 and assembler.final_text:
@@ -352,7 +352,7 @@ async def session_chunks(
         if request.strict_model and run.assembler.context_usage is not None:
             _check_reported_model(request, run.assembler.context_usage)
         if maker is not None and run.info is not None:
-            chunks = maker.for_pieces(_streamable(pieces, hold_calls), run.assembler)
+            chunks = maker.for_pieces(pieces, hold_calls=hold_calls)
             if chunks and not announced:
                 announced = True
                 yield maker.opening(run.info)
@@ -364,12 +364,6 @@ async def session_chunks(
         yield maker.opening(run.info)
     if request.tool_choice_required and not run.assembler.tool_calls:
         raise BadRequest("tool_choice is 'required' but the model answered without calling a tool")
-
-
-def _streamable(pieces: Sequence[Any], hold_calls: bool) -> Sequence[Any]:
-    if not hold_calls:
-        return pieces
-    return [piece for piece in pieces if not isinstance(piece, ClientToolCall)]
 
 
 def _check_model(request: ConolRequest, info: SessionInfo | None) -> None:
