@@ -11,11 +11,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,6 +21,7 @@ from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
 from ..errors import BadRequest
+from ..memo import DigestMemo, json_digest
 
 # The draft for a schema whose ``$schema`` jsonschema does not know (``https://json-schema.org/draft-07/schema``
 # without the ``#``, as clients write it): named explicitly, since without ``default=`` jsonschema
@@ -98,78 +96,22 @@ def check_tool_schema(name: str, schema: Mapping[str, Any]) -> None:
 
 
 def _checked_schema(schema: Mapping[str, Any], where: str) -> Mapping[str, Any]:
-    digest = _json_digest(schema)
-    if digest is not None and VALID_SCHEMAS.knows(digest):
+    digest = json_digest(schema)
+    if digest is not None and VALID_SCHEMAS.get(digest):
         return schema
     try:
         validators.validator_for(schema, default=DEFAULT_VALIDATOR).check_schema(dict(schema))
     except schema_errors.SchemaError as exc:
         raise BadRequest(f"{where} is not a valid JSON Schema: {exc.message}") from None
     if digest is not None:
-        VALID_SCHEMAS.add(digest)
+        VALID_SCHEMAS.put(digest, True)
     return schema
 
 
-class SchemaDigests:
-    """The digests of schemas already found valid, the most recent ``size`` of them.
-
-    Agents send the same tools' schemas with every request; checking them against the metaschema is
-    most of a request's own CPU (12 tools: ~15 ms), and the answer cannot change for the same schema.
-    Only valid schemas are remembered: a bad one is checked, and refused with its error, every time.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._digests: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()  # the sync entry points run on a background loop's thread
-
-    def knows(self, digest: str) -> bool:
-        with self._lock:
-            if digest not in self._digests:
-                return False
-            self._digests.move_to_end(digest)
-            return True
-
-    def add(self, digest: str) -> None:
-        with self._lock:
-            self._digests[digest] = None
-            self._digests.move_to_end(digest)
-            while len(self._digests) > self.size:
-                self._digests.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._digests.clear()
-
-    def __len__(self) -> int:
-        return len(self._digests)
-
-
-VALID_SCHEMAS = SchemaDigests(size=1024)  # ~150 bytes each
-
-
-def _json_digest(value: Any) -> str | None:
-    """A digest of ``value`` as canonical JSON; ``None`` when it is not plain JSON (a tuple, a
-    custom mapping: types JSON would blur into another value's digest), which is then not cached."""
-    try:
-        if not _plain_json(value):
-            return None
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except (RecursionError, ValueError):  # nested deeper than Python recurses; a circular value
-        return None
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _plain_json(value: Any) -> bool:
-    kind = type(value)
-    if kind is dict:
-        return all(type(k) is str and _plain_json(v) for k, v in value.items())
-    if kind is list:
-        return all(_plain_json(v) for v in value)
-    return kind in _SCALARS
+# The digests of schemas found valid (~150 bytes each). Agents send the same tools' schemas with every
+# request, and checking them against the metaschema was most of a request's own CPU (12 tools: ~15 ms).
+# Only valid schemas are remembered: a bad one is checked, and refused with its error, every time.
+VALID_SCHEMAS: DigestMemo[bool] = DigestMemo(size=1024)
 
 
 def format_instruction(output: OutputFormat) -> str:
