@@ -49,8 +49,9 @@ from ..core.request.images import AssetRef, resolve_images
 from ..reuse.failure_guard import FailureGuard
 from ..reuse.session_reuse import Reuse
 from .chunks import ChunkMaker
+from .prompt_tokens import PromptEstimate, estimate_prompt
 from .result_fields import result_fields
-from .usage import answer_token_counter, estimate_reasoning, make_usage, turn_usage_of
+from .usage import answer_token_counter, estimate_reasoning, is_reported, make_usage, turn_usage_of
 
 # what a create that names a gone asset may answer
 STALE_ASSET = frozenset({400, 404, 410, 422})
@@ -71,6 +72,7 @@ class Exchange:
     messages: list[Any]
     runs: list[SessionRun] = field(default_factory=list, init=False)
     prompts: list[list[Any]] = field(default_factory=list, init=False)
+    _estimates: dict[int, PromptEstimate] = field(default_factory=dict, init=False)  # by run
     content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
     assets: dict[str, AssetRef] = field(default_factory=dict, init=False)  # uploaded images by key
     _remembered: bool = field(default=False, init=False)  # some came from an earlier request's upload
@@ -207,6 +209,9 @@ class Exchange:
             )
             | self.reuse.fields()
         )
+        attachments = sum(e.estimated_attachments for e in map(self._estimate, range(len(self.runs))) if e)
+        if attachments:
+            fields["usage_estimated_attachments"] = attachments
         if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
             fields["turns"] = len(self.runs)
             fields["session_ids"] = [run.info.session_id for run in self.runs if run.info is not None]
@@ -217,8 +222,8 @@ class Exchange:
         numbers for a turn that carried ``contextUsage``, the estimate for one that did not."""
         prompt = completion = 0
         reasoning: int | None = None
-        for messages, run in zip(self.prompts, self.runs, strict=True):
-            turn = turn_usage_of(messages, run.assembler)
+        for index, run in enumerate(self.runs):
+            turn = turn_usage_of(self._estimate(index), run.assembler)
             prompt += turn.prompt_tokens
             completion += turn.completion_tokens
             turn_reasoning = estimate_reasoning(run.assembler)
@@ -229,10 +234,15 @@ class Exchange:
     @property
     def _usage_reported(self) -> bool:
         """Every turn's usage is conol's own (one estimated turn makes the sum an estimate)."""
-        return all(
-            run.assembler.context_usage is not None and bool(run.assembler.context_usage.used_tokens)
-            for run in self.runs
-        )
+        return all(is_reported(run.assembler) for run in self.runs)
+
+    def _estimate(self, index: int) -> PromptEstimate | None:
+        """The prompt estimate of run ``index``, once (``None``: conol reported the turn's usage)."""
+        if is_reported(self.runs[index].assembler):
+            return None
+        if index not in self._estimates:
+            self._estimates[index] = estimate_prompt(self.prompts[index])
+        return self._estimates[index]
 
     # -- validation --
 
