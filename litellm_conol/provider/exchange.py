@@ -51,6 +51,7 @@ from ..reuse.session_reuse import Reuse
 from .chunks import ChunkMaker
 from .prompt_tokens import PromptEstimate, estimate_prompt
 from .result_fields import result_fields
+from .transcript import answer_begun, release_transcript
 from .usage import answer_token_counter, estimate_reasoning, is_reported, make_usage, turn_usage_of
 
 # what a create that names a gone asset may answer
@@ -353,12 +354,14 @@ async def session_chunks(
     # The opening chunk waits for the first content: an agent that fails before saying anything
     # then fails before the proxy's first chunk, and the proxy answers with the error's HTTP status
     # (which SDKs and Codex decide retries by) rather than a 200 stream ending in an error event.
-    opened = announced = False
+    opened = announced = released = False
     async for pieces in run.pieces():
         if not opened:  # the session was just created
             opened = True
             _check_model(request, run.info)
             continue
+        if not released and (released := answer_begun(run.assembler)):
+            release_transcript(request, run)
         if request.strict_model and run.assembler.context_usage is not None:
             _check_reported_model(request, run.assembler.context_usage)
         if maker is not None and run.info is not None:
