@@ -90,6 +90,6 @@ clean:
 
 # Session reuse on vs off: a 20-turn Claude-Code-shaped task (bench/reuse.py): bytes sent and received
 # and the client's CPU per turn, follow-up streams replaying earlier turns or not, and a profile of a
-# replaying run (~1.5 min); ARGS=--write appends the tables to bench/RESULTS.md.
+# replaying run (~1.5 min); ARGS=--write writes the tables to bench/RESULTS.md (replacing the earlier ones).
 bench-reuse: $(STAMP)
 	$(BIN)/python -m bench.reuse $(ARGS)
