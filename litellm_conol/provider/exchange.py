@@ -360,8 +360,6 @@ async def session_chunks(
             opened = True
             _check_model(request, run.info)
             continue
-        if not released and (released := answer_begun(run.assembler)):
-            release_transcript(request, run)
         if request.strict_model and run.assembler.context_usage is not None:
             _check_reported_model(request, run.assembler.context_usage)
         if maker is not None and run.info is not None:
@@ -371,6 +369,8 @@ async def session_chunks(
                 yield maker.opening(run.info)
             for chunk in chunks:
                 yield chunk
+        if not released and (released := answer_begun(run.assembler)):
+            release_transcript(request, run)  # after the first chunks: not on the way to the client
     if request.strict_model and run.assembler.context_usage is not None:
         _check_reported_model(request, run.assembler.context_usage)  # one that came with no text
     if maker is not None and run.info is not None and not announced:
