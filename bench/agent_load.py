@@ -14,7 +14,6 @@ Three kinds of phase, one provider's proxy at a time:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ import orjson
 
 from .agent_shape import TURNS, Conversation, at_turn
 from .client import Sample, control, records, run_many
-from .proxy import MASTER_KEY, Proxy, model_name, records_cpu
+from .proxy import MASTER_KEY, Proxy, held_open, model_name, records_cpu
 from .workload import AGENT_CALL, AGENT_TOOL, Workload, new_tag
 
 SETTLE = 0.3  # after a phase or a round: LiteLLM's logging tasks of the last answers finish in it
@@ -149,31 +148,8 @@ class AgentLoad:
     async def memory(self, k: int, hold: float) -> dict[str, Any]:
         work = self.work.with_(hold=hold)
         bodies = self.bodies("mem", k, work)
-        await asyncio.sleep(0.5)
-        base, fds0 = self.proxy.rss_kb(), self.proxy.fds()
-        self.opened, self.open_target, self.on_open = 0, k, asyncio.Event()
-        task = asyncio.ensure_future(run_many_answers(self, bodies, work, k))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.on_open.wait(), timeout=hold)
-        await asyncio.sleep(0.2)
-        peak, fds_open, opened = self.proxy.rss_kb(), self.proxy.fds(), self.opened
-        samples = await task
-        self.on_open = None
-        await asyncio.sleep(0.5)
-        return {
-            "k": k,
-            "hold": hold,
-            "opened": opened,
-            "all_open": opened == k,
-            "rss_base_kb": base,
-            "rss_open_kb": peak,
-            "per_stream_kb": (peak - base) / k,
-            "fds_base": fds0,
-            "fds_open": fds_open,
-            "errors": sum(1 for s in samples if s.error),
-            "ok": sum(1 for s in samples if s.ok),
-            "records": self._records(),
-        }
+        result = await held_open(self, lambda: run_many_answers(self, bodies, work, k), k, hold)
+        return {**result, "records": self._records()}
 
     async def turns(self, conversations: int, turns: int = TURNS) -> dict[str, Any]:
         """``conversations`` conversations in lockstep; the proxy's CPU per round (``/proc`` ticks of

@@ -14,9 +14,7 @@ call event); otherwise ``end_turn``. Without ``stream`` the same timing ends in 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import time
 import uuid
 from typing import Any
@@ -24,49 +22,22 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from litellm_conol.fake import find_marker
-
-from .procs import until_signalled
+from .fake_app import RecordingFake, run_main, serve_app
 from .workload import AGENT_CALL, AGENT_TOOL, Workload
 
 
-def _texts(messages: list[dict[str, Any]]) -> list[str]:
-    """The text of every message and text block (tool results included), where the marker may be."""
-    out: list[str] = []
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):
-            out += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return out
-
-
-class AnthropicFake:
-    def __init__(self) -> None:
-        self.records: dict[str, dict[str, Any]] = {}
-        self.requests = 0
-
+class AnthropicFake(RecordingFake):
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/messages", self.messages)
-        app.router.add_get("/bench/records", self.get_records)
-        app.router.add_post("/bench/clear", self.clear)
-        app.router.add_get("/bench/cpu", self.cpu)
+        self.add_control_routes(app)
         return app
 
     async def messages(self, request: web.Request) -> web.StreamResponse:
         arrived = time.time()
-        self.requests += 1
         raw = await request.read()
         body = orjson.loads(raw)
-        marker = find_marker(_texts(body.get("messages") or []))
-        params = marker[1] if marker else {}
-        work = Workload.from_params(params)
-        # one record per request, as conol's per session: a conversation's tag names its last turn
-        tag = params.get("tag") or f"untagged-{self.requests}"
-        rec: dict[str, Any] = {"tag": tag, "created_at": arrived, "first_content_at": None}
-        self.records[tag] = rec
+        work, rec = self.arrived(body, arrived)
         plan = _Plan(work, str(body.get("model")), input_tokens=len(raw) // 4)
         if not body.get("stream"):
             await asyncio.sleep(work.lead + work.hold + work.delay * (len(plan.pieces) - 1))
@@ -94,21 +65,6 @@ class AnthropicFake:
             rec["closed_by"] = "client"
             raise
         return response
-
-    async def get_records(self, request: web.Request) -> web.Response:
-        return web.Response(
-            body=orjson.dumps({"sessions": list(self.records.values()), "requests": self.requests}),
-            content_type="application/json",
-        )
-
-    async def clear(self, request: web.Request) -> web.Response:
-        self.records.clear()
-        self.requests = 0
-        return web.json_response({"ok": True})
-
-    async def cpu(self, request: web.Request) -> web.Response:
-        t = os.times()
-        return web.json_response({"cpu": t.user + t.system, "pid": os.getpid()})
 
 
 class _Plan:
@@ -175,26 +131,8 @@ def _event(name: str, data: object) -> bytes:
 
 
 async def serve(host: str, port: int) -> None:
-    fake = AnthropicFake()
-    runner = web.AppRunner(fake.app(), access_log=None, handler_cancellation=True)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024)
-    await site.start()
-    bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    print(f"READY {bound}", flush=True)
-    try:
-        await until_signalled()
-    finally:
-        await runner.cleanup()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.anthropic_fake")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port))
+    await serve_app(AnthropicFake().app(), host, port)
 
 
 if __name__ == "__main__":
-    main()
+    run_main("python -m bench.anthropic_fake", serve)

@@ -11,8 +11,6 @@ Control app (on its own port, so it never competes with the ``/api`` routes):
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import os
 from typing import Any
 
@@ -20,6 +18,7 @@ from aiohttp import web
 
 from litellm_conol.fake import FakeConol, SessionRecord
 
+from .fake_app import process_cpu, run_main, start_site
 from .procs import until_signalled
 from .workload import BENCH_SCENARIO
 
@@ -55,11 +54,6 @@ def session_summary(rec: SessionRecord) -> dict[str, Any]:
     }
 
 
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
 async def serve(host: str, port: int) -> None:
     fake = FakeConol(host=host, port=port, scenarios=[BENCH_SCENARIO], default_scenario="bench")
     await fake.astart()
@@ -74,17 +68,13 @@ async def serve(host: str, port: int) -> None:
         return web.json_response({"ok": True})
 
     async def cpu(request: web.Request) -> web.Response:
-        return web.json_response({"cpu": _cpu(), "pid": os.getpid()})
+        return web.json_response({"cpu": process_cpu(), "pid": os.getpid()})
 
     app = web.Application()
     app.router.add_get("/bench/records", records)
     app.router.add_post("/bench/clear", clear)
     app.router.add_get("/bench/cpu", cpu)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, 0)
-    await site.start()
-    control_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, control_port = await start_site(app, host, 0)
     print(f"READY {fake.port} {control_port} {fake.token}", flush=True)
     try:
         await until_signalled()
@@ -93,13 +83,5 @@ async def serve(host: str, port: int) -> None:
         await fake.astop()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.conol_fake")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port))
-
-
 if __name__ == "__main__":
-    main()
+    run_main("python -m bench.conol_fake", serve)

@@ -29,25 +29,15 @@ from litellm_conol.core.config.options import configured_catalog
 from litellm_conol.fake import find_marker
 from litellm_conol.provider.model_map import model_map_entries
 
+from .fake_app import message_texts
 from .workload import AGENT_CALL, AGENT_TOOL, Workload
-
-
-def _texts(messages: list[Any]) -> list[str]:
-    out: list[str] = []
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):
-            out += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return out
 
 
 class FloorLLM(CustomLLM):  # type: ignore[misc]
     async def astreaming(
         self, model: str, messages: list[Any], *args: Any, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        marker = find_marker(_texts(messages))
+        marker = find_marker(message_texts(messages))
         work = Workload.from_params(marker[1] if marker else {})
         rid, created = f"chatcmpl-floor-{time.time_ns()}", int(time.time())
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .numbers import level_keys, phase_numbers
+from .sections_latency import PROXY_HEADER
+from .sections_resources import MEMORY_HEADER as RESOURCE_MEMORY_HEADER
 from .stats import median, ratio
 from .tables import f, fx, mp, table
 
@@ -17,20 +19,7 @@ TURN_GROWTH_LIMIT = 1.10  # CPU per turn at turn 20 within 10% of turn 1
 CPU_LIMIT = 0.8  # proxy CPU per turn, ours / anthropic's
 TTFT_LIMIT = 1.0
 
-LEVEL_HEADER = [
-    "concurrency",
-    "provider",
-    "requests",
-    "errors / truncated",
-    "throughput (req/s)",
-    "latency p50 (s)",
-    "latency p99 (s)",
-    "added TTFT median (ms)",
-    "TTFT p99 (ms)",
-    "finish median (ms)",
-    "finish p99 (ms)",
-    "proxy CPU per turn (ms)",
-]
+LEVEL_HEADER = [*PROXY_HEADER[:-2], "proxy CPU per turn (ms)"]  # the chat rows' columns, per turn
 RATIO_HEADER = [
     "concurrency",
     "added TTFT",
@@ -50,15 +39,7 @@ TURNS_HEADER = [
     "request at turn 1 / 20 (KB)",
     "errors / truncated",
 ]
-MEMORY_HEADER = [
-    "provider",
-    "open streams",
-    "all open at once",
-    "RSS before (MB)",
-    "RSS open (MB)",
-    "RSS growth per open stream (KB)",
-    "errors / truncated",
-]
+MEMORY_HEADER = ["provider", *RESOURCE_MEMORY_HEADER[2:7], "errors / truncated"]
 
 
 def _providers(agent: dict[str, Any]) -> list[str]:

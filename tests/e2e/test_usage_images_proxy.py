@@ -8,9 +8,7 @@ only our own fetch (the upload), streamed and not."""
 from __future__ import annotations
 
 import http.server
-import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote_from_bytes
@@ -20,6 +18,7 @@ import openai
 import pytest
 from support.loopback_images import PUBLIC
 from support.proxyproc import MASTER_KEY, fake_env, running_proxy
+from support.usage_log import usage_rows
 
 from litellm_conol.fake import FakeConol
 
@@ -123,20 +122,7 @@ def _expected_prompt_tokens() -> int:
     )
 
 
-def _spend_rows(path: Path, count: int) -> list[dict]:
-    deadline = time.monotonic() + 20
-    rows: list[dict] = []
-    while time.monotonic() < deadline:
-        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-        if len(rows) >= count:
-            break
-        time.sleep(0.1)
-    return rows
-
-
 def _sessions(fake: FakeConol) -> int:
-    """Sessions created (an image remembered from the test before is gone after the fake's reset:
-    conol refuses that create, made no session, and the image is uploaded again)."""
     return sum(
         1 for r in fake.requests if r.method == "POST" and r.path == "/api/sessions" and r.status == 201
     )
@@ -148,7 +134,7 @@ def test_high_detail_images_are_counted_not_fetched_and_the_answer_stands(
 ):
     before_hits, before_rows, before_sessions = (
         len(images.hits),
-        len(_spend_rows(spend_file, 0)),
+        len(usage_rows(spend_file, 0)),
         _sessions(fake),
     )
     name = "streamed" if stream else "whole"
@@ -176,5 +162,5 @@ def test_high_detail_images_are_counted_not_fetched_and_the_answer_stands(
     assert (fields["usage_estimated"], fields["usage_estimated_attachments"]) == (True, 2)
     assert _sessions(fake) - before_sessions == 1  # one paid session, no retry
     assert images.hits[before_hits:] == [f"/{name}.png"]  # our upload's fetch, and nothing after it
-    rows = _spend_rows(spend_file, before_rows + 1)[before_rows:]
+    rows = usage_rows(spend_file, before_rows + 1)[before_rows:]
     assert [(row["outcome"], row["prompt_tokens"]) for row in rows] == [("success", usage.prompt_tokens)]

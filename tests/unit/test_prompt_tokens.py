@@ -11,12 +11,12 @@ the estimate is the text's count plus a fixed size per attachment, and says how 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import litellm
 import litellm.litellm_core_utils.token_counter as litellm_counter
 import pytest
+from support.recorded_pairs import handler_messages
 
 from litellm_conol.provider import prompt_tokens
 from litellm_conol.provider.prompt_tokens import (
@@ -27,32 +27,10 @@ from litellm_conol.provider.prompt_tokens import (
 
 pytestmark = pytest.mark.timeout(60)
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "request_pairs"
 DEFAULT_IMAGE = 250  # LiteLLM's DEFAULT_IMAGE_TOKEN_COUNT
 
 
-def _expand(value: Any, strings: list[str]) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"$string"}:
-            return strings[value["$string"]]
-        return {k: _expand(v, strings) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_expand(v, strings) for v in value]
-    return value
-
-
-def _recorded() -> list[tuple[str, list[dict[str, Any]]]]:
-    """Every recorded request's messages as our handler got them."""
-    out = []
-    for path in sorted(FIXTURES.glob("*.json")):
-        data = json.loads(path.read_text())
-        parts = [_expand(p, data["strings"]) for p in data["parts"]]
-        for index, request in enumerate(data["requests"]):
-            out.append((f"{path.stem}-{index}", [parts[i] for i in request["handler"]]))
-    return out
-
-
-RECORDED = _recorded()
+RECORDED = handler_messages()
 
 
 @pytest.fixture(autouse=True)

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.recorded_pairs import FIXTURES, expand
 
 from litellm_conol.reuse.fingerprint import (
     canonical_history,
@@ -68,7 +69,6 @@ from litellm_conol.reuse.fingerprint import (
     split_new_turn,
 )
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "request_pairs"
 SCOPE, SETTINGS = "scope", "settings"
 
 LOST_BY_LITELLM = (
@@ -97,17 +97,6 @@ class Pair:
     next: list[Any]  # the next request's messages, as the handler received them
 
 
-def _expand(value: Any, strings: list[str]) -> Any:
-    """A fixture value with its long strings put back (stored once, as ``{"$string": n}``)."""
-    if isinstance(value, dict):
-        if set(value) == {"$string"}:
-            return strings[value["$string"]]
-        return {k: _expand(v, strings) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_expand(v, strings) for v in value]
-    return value
-
-
 def _received_text(received: dict[str, Any]) -> str:
     if "content" in received:  # /v1/messages: content blocks
         return "".join(b.get("text", "") for b in received["content"] if b["type"] == "text")
@@ -123,7 +112,7 @@ def _received_text(received: dict[str, Any]) -> str:
 
 def _load(path: Path) -> list[Pair]:
     data = json.loads(path.read_text())
-    parts = [_expand(p, data["strings"]) for p in data["parts"]]
+    parts = [expand(p, data["strings"]) for p in data["parts"]]
     requests = data["requests"]
     pairs = []
     for index, pair in enumerate(data["pairs"]):
