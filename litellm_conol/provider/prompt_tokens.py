@@ -7,8 +7,9 @@ The sum is what ``litellm.token_counter(messages=…)`` gives the whole conversa
 adds each message's count and 3 for the reply's priming. Where it would fetch an image (an
 ``image_url`` with ``detail: "high"``: a synchronous GET on the event loop, after the paid session)
 or decode one, or raise on a part it does not know (after the paid session too), each attachment
-is counted at a fixed size instead: 85 tokens for an image at detail ``low`` or ``auto`` (what the
-counter gives it without looking), LiteLLM's default image count (250) for anything else. The
+is counted at a fixed size instead: 85 tokens for an image at detail ``low`` or ``auto`` (what
+LiteLLM 1.108's counter gives it without looking; 1.110's reads an inline image's size to count its
+tiles), LiteLLM's default image count (250) for anything else. The
 result says how many were counted so (``estimated_attachments``). Counting never fails an answer.
 """
 
@@ -26,7 +27,7 @@ from litellm.utils import convert_list_message_to_dict
 from ..core.memo import DigestMemo, json_digest
 
 REPLY_PRIMING = 3  # the counter adds it once per count of messages (<|start|>assistant<|message|>)
-GLANCED_IMAGE = 85  # the counter's tokens for an image at detail low or auto (it does not look)
+GLANCED_IMAGE = 85  # LiteLLM 1.108's tokens for an image at detail low or auto (it does not look)
 # Parts the counter reads as text (a tool_result's content may hold attachments: it is walked).
 TEXT_PARTS = frozenset(
     {"text", "thinking", "redacted_thinking", "tool_use", "tool_reference", "search_result"}
