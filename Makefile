@@ -20,7 +20,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 # about 3 s each (docs/development.md#commands).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint typecheck docs unit bench bench-reuse fake clean redis-server nox
+.PHONY: run test lint typecheck docs unit bench bench-agent bench-reuse fake clean redis-server nox
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,11 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
 
+# The agent-shaped rows of `make bench` alone (bench/agent.py): Claude Code's /v1/messages requests,
+# conol/ against LiteLLM's anthropic/ provider (~2.5 min; ARGS=--quick < 1.5 min); prints only.
+bench-agent: $(STAMP)
+	$(BIN)/python -m bench.agent $(ARGS)
+
 fake: $(RUN_STAMP)
 	$(BIN)/litellm-conol fake $(ARGS)
 
@@ -99,6 +104,6 @@ clean:
 
 # Session reuse on vs off: a 20-turn Claude-Code-shaped task (bench/reuse.py): bytes sent and received
 # and the client's CPU per turn, follow-up streams replaying earlier turns or not, and a profile of a
-# replaying run (~1.5 min); ARGS=--write appends the tables to bench/RESULTS.md.
+# replaying run (~1.5 min); ARGS=--write writes the tables to bench/RESULTS.md (replacing the earlier ones).
 bench-reuse: $(STAMP)
 	$(BIN)/python -m bench.reuse $(ARGS)

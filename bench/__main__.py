@@ -21,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from . import agent as agent_mod
 from . import procs
 from . import proxy as proxy_mod
 from .report import RESULTS, Report, write_results
@@ -172,7 +173,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-write", action="store_true", help="do not touch bench/RESULTS.md")
     parser.add_argument("--write", action="store_true", help="write bench/RESULTS.md even for --quick")
     parser.add_argument(
-        "--only", default="sdk,proxy,workers", help="comma-separated: sdk, proxy, workers (default all)"
+        "--only",
+        default="sdk,proxy,agent,workers",
+        help="comma-separated: sdk, proxy, agent, workers (default all)",
     )
     return parser.parse_args()
 
@@ -183,41 +186,56 @@ class Children:
 
     conol: procs.Child | None = None
     openai: procs.Child | None = None
+    anthropic: procs.Child | None = None
     proxies: dict[str, proxy_mod.Proxy] = field(default_factory=dict)  # one proxy may serve several
+    agent_proxies: dict[str, proxy_mod.Proxy] = field(default_factory=dict)  # the agent-shaped rows'
     workers: dict[str, tuple[subprocess.Popen[bytes], Path]] = field(default_factory=dict)
 
     def stop(self) -> None:
-        for proxy in {id(p): p for p in self.proxies.values()}.values():
+        for proxy in {id(p): p for p in [*self.proxies.values(), *self.agent_proxies.values()]}.values():
             proxy.stop()
         for process, _ in self.workers.values():
             procs.stop_group(process)
-        for child in (self.conol, self.openai):
+        for child in (self.conol, self.openai, self.anthropic):
             if child is not None:
                 child.stop()
 
 
-def start_fakes(children: Children) -> dict[str, dict[str, str]]:
-    """Both fakes, ready; per provider the api_base, api_key and control URL a client needs."""
+def start_fakes(children: Children, *, chat: bool = True, agent: bool = True) -> dict[str, dict[str, str]]:
+    """The fakes the run needs, ready; per provider the api_base, api_key and control URL a client
+    needs (the conol fake serves both the chat and the agent-shaped workloads)."""
     children.conol = procs.start_ready("conol_fake", "bench.conol_fake", [], OUT)
-    children.openai = procs.start_ready("openai_fake", "bench.openai_fake", [], OUT)
     conol_port, conol_ctl, token = children.conol.ready_line
-    openai_url = f"http://127.0.0.1:{children.openai.ready_line[0]}"
-    return {
+    targets = {
         "conol": {
             "api_base": f"http://127.0.0.1:{conol_port}",
             "api_key": token,
             "control": f"http://127.0.0.1:{conol_ctl}",
-        },
-        "openai": {"api_base": openai_url + "/v1", "api_key": "sk-bench-fake", "control": openai_url},
+        }
     }
+    if chat:
+        children.openai = procs.start_ready("openai_fake", "bench.openai_fake", [], OUT)
+        openai_url = f"http://127.0.0.1:{children.openai.ready_line[0]}"
+        targets["openai"] = {
+            "api_base": openai_url + "/v1",
+            "api_key": "sk-bench-fake",
+            "control": openai_url,
+        }
+    if agent:
+        children.anthropic, targets["anthropic"] = agent_mod.start_anthropic_fake(OUT)
+        targets["floor"] = dict(agent_mod.FLOOR)
+    return targets
 
 
 def launch_proxies(children: Children, targets: dict[str, dict[str, str]], sizes: dict[str, Any]) -> None:
     if sizes["shared_proxy"]:  # quick: one proxy boot for every provider (CPU is per phase anyway)
+        # (the agent-shaped rows' providers too, when they run)
         shared = proxy_mod.launch_proxy(
-            "shared", {p: (targets[p]["api_base"], targets[p]["api_key"]) for p in PROVIDERS}, OUT
+            "shared", {p: (t["api_base"], t["api_key"]) for p, t in targets.items()}, OUT
         )
         children.proxies = dict.fromkeys(PROVIDERS, shared)
+        if "anthropic" in targets:
+            children.agent_proxies = dict.fromkeys(agent_mod.PROVIDERS, shared)
     else:
         for provider in PROVIDERS:
             t = targets[provider]
@@ -262,11 +280,15 @@ def measure(
     for provider, proxy in list(proxies.items()):
         print(f"bench: {time.monotonic() - started:4.0f} s  proxy mode, {provider} …", flush=True)
         psizes = sizes["proxy"]
-        last = sum(1 for p in proxies.values() if p is proxy) == 1
+        last = sum(1 for p in [*proxies.values(), *children.agent_proxies.values()] if p is proxy) == 1
         raw["proxy"][provider] = asyncio.run(
             proxy_mod.run_provider(proxy, provider, targets[provider]["control"], psizes, WORKLOAD, stop=last)
         )
         del proxies[provider]
+    if children.agent_proxies:
+        agent_sizes = agent_mod.SIZES["quick" if sizes["shared_proxy"] else "full"]
+        raw["agent"] = agent_mod.measure(children.agent_proxies, targets, agent_sizes, started)
+        children.agent_proxies = {}
     if "workers" in only:
         print(f"bench: {time.monotonic() - started:4.0f} s  proxy workers, 1 vs 2 …", flush=True)
         raw["workers"] = proxy_mod.run_workers(targets["conol"], sizes["workers"], WORKLOAD, OUT)
@@ -295,17 +317,22 @@ def main() -> int:
     sizes = SIZES["quick" if args.quick else "full"]
     OUT.mkdir(exist_ok=True)
     started = time.monotonic()
-    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}, "workers": {}}
+    raw: dict[str, Any] = {"meta": meta(args), "sdk": {}, "proxy": {}, "agent": {}, "workers": {}}
     print(f"bench: {raw['meta']['mode']} run, logs and raw results in {OUT}", flush=True)
     children = Children()
     try:
-        targets = start_fakes(children)
+        targets = start_fakes(children, chat=bool({"sdk", "proxy"} & only), agent="agent" in only)
         # Everything that only imports (proxies, SDK workers) boots at once; measuring is sequential.
         if "proxy" in only:
             launch_proxies(children, targets, sizes)
+        if "agent" in only and not children.agent_proxies:
+            agent_sizes = agent_mod.SIZES["quick" if args.quick else "full"]
+            children.agent_proxies = agent_mod.launch_proxies(targets, agent_sizes, OUT)
         if "sdk" in only:
             launch_sdk_workers(children, targets, sizes)
-        for proxy in {id(p): p for p in children.proxies.values()}.values():
+        for proxy in {
+            id(p): p for p in [*children.proxies.values(), *children.agent_proxies.values()]
+        }.values():
             proxy_mod.wait_listening(proxy)
         print(f"bench: everything booted after {time.monotonic() - started:.0f} s", flush=True)
         measure(children, targets, sizes, only, raw, started)

@@ -11,8 +11,6 @@ Control app (on its own port, so it never competes with the ``/api`` routes):
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import os
 from typing import Any
 
@@ -20,17 +18,20 @@ from aiohttp import web
 
 from litellm_conol.fake import FakeConol, SessionRecord
 
+from .fake_app import process_cpu, run_main, start_site
 from .procs import until_signalled
 from .workload import BENCH_SCENARIO
 
 _PREVIEW = b'"preview":[{'
 _COMMIT = b'"logs":[{"role":"assistant","type":"message"'
+_CALL = b'"type":"tool_call"'
 
 
 def session_summary(rec: SessionRecord) -> dict[str, Any]:
     content = [e.time for e in rec.events if e.type == "history_delta" and _PREVIEW in e.raw]
     done = [e.time for e in rec.events if e.type in ("done", "done_marker")]
     commits = [e.time for e in rec.events if e.type == "history_delta" and _COMMIT in e.raw]
+    calls = [e.time for e in rec.events if e.type == "history_delta" and _CALL in e.raw]
     return {
         "tag": rec.params.get("tag"),
         "created_at": rec.created_at,
@@ -38,6 +39,7 @@ def session_summary(rec: SessionRecord) -> dict[str, Any]:
         "last_content_at": content[-1] if content else None,
         "done_at": done[0] if done else None,
         "commit_at": commits[0] if commits else None,
+        "call_at": calls[0] if calls else None,  # an agent turn's end (workload end=call)
         "terminal_at": rec.terminal_at,
         "events": len(rec.events),
         "bytes": sum(e.size for e in rec.events),
@@ -50,11 +52,6 @@ def session_summary(rec: SessionRecord) -> dict[str, Any]:
         "closed_by": [c.closed_by for c in rec.connections],
         "closed_at": [c.closed_at for c in rec.connections],
     }
-
-
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system
 
 
 async def serve(host: str, port: int) -> None:
@@ -71,17 +68,13 @@ async def serve(host: str, port: int) -> None:
         return web.json_response({"ok": True})
 
     async def cpu(request: web.Request) -> web.Response:
-        return web.json_response({"cpu": _cpu(), "pid": os.getpid()})
+        return web.json_response({"cpu": process_cpu(), "pid": os.getpid()})
 
     app = web.Application()
     app.router.add_get("/bench/records", records)
     app.router.add_post("/bench/clear", clear)
     app.router.add_get("/bench/cpu", cpu)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, 0)
-    await site.start()
-    control_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, control_port = await start_site(app, host, 0)
     print(f"READY {fake.port} {control_port} {fake.token}", flush=True)
     try:
         await until_signalled()
@@ -90,13 +83,5 @@ async def serve(host: str, port: int) -> None:
         await fake.astop()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.conol_fake")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port))
-
-
 if __name__ == "__main__":
-    main()
+    run_main("python -m bench.conol_fake", serve)

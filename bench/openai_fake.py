@@ -11,9 +11,7 @@ and ``data: [DONE]``, written together (one event, as the conol ``done`` workloa
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import time
 import uuid
 from typing import Any
@@ -21,47 +19,21 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from litellm_conol.fake import find_marker
-
-from .procs import until_signalled
-from .workload import Workload
+from .fake_app import RecordingFake, run_main, serve_app
 
 
-def _texts(messages: list[dict[str, Any]]) -> list[str]:
-    out: list[str] = []
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):
-            out += [p.get("text", "") for p in content if isinstance(p, dict)]
-    return out
-
-
-class OpenAIFake:
-    def __init__(self) -> None:
-        self.records: dict[str, dict[str, Any]] = {}
-        self.requests = 0
-
+class OpenAIFake(RecordingFake):
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         for prefix in ("", "/v1"):
             app.router.add_post(prefix + "/chat/completions", self.chat)
-        app.router.add_get("/bench/records", self.get_records)
-        app.router.add_post("/bench/clear", self.clear)
-        app.router.add_get("/bench/cpu", self.cpu)
+        self.add_control_routes(app)
         return app
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         arrived = time.time()
-        self.requests += 1
         body = orjson.loads(await request.read())
-        marker = find_marker(_texts(body.get("messages") or []))
-        params = marker[1] if marker else {}
-        work = Workload.from_params(params)
-        tag = params.get("tag") or f"untagged-{self.requests}"
-        rec: dict[str, Any] = {"tag": tag, "created_at": arrived, "first_content_at": None}
-        self.records[tag] = rec
+        work, rec = self.arrived(body, arrived)
         rid, created, model = f"chatcmpl-{uuid.uuid4().hex}", int(arrived), str(body.get("model"))
         pieces = work.pieces()
         if not body.get("stream"):
@@ -105,21 +77,6 @@ class OpenAIFake:
             raise
         return response
 
-    async def get_records(self, request: web.Request) -> web.Response:
-        return web.Response(
-            body=orjson.dumps({"sessions": list(self.records.values()), "requests": self.requests}),
-            content_type="application/json",
-        )
-
-    async def clear(self, request: web.Request) -> web.Response:
-        self.records.clear()
-        self.requests = 0
-        return web.json_response({"ok": True})
-
-    async def cpu(self, request: web.Request) -> web.Response:
-        t = os.times()
-        return web.json_response({"cpu": t.user + t.system, "pid": os.getpid()})
-
 
 def _chunk(rid: str, created: int, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
     return {
@@ -152,26 +109,8 @@ def _sse(obj: object) -> bytes:
 
 
 async def serve(host: str, port: int) -> None:
-    fake = OpenAIFake()
-    runner = web.AppRunner(fake.app(), access_log=None, handler_cancellation=True)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024)
-    await site.start()
-    bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    print(f"READY {bound}", flush=True)
-    try:
-        await until_signalled()
-    finally:
-        await runner.cleanup()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.openai_fake")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port))
+    await serve_app(OpenAIFake().app(), host, port)
 
 
 if __name__ == "__main__":
-    main()
+    run_main("python -m bench.openai_fake", serve)

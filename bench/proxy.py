@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ from .client import Sample, records, run_many
 from .workload import Workload, new_tag
 
 MASTER_KEY = "sk-bench-master"
+FIRST_PARTY = ("openai", "anthropic")  # LiteLLM's own providers
+# the custom handlers: ours, and the benchmark's provider that does no work of its own
+HANDLERS = {"conol": "litellm_conol.conol_llm", "floor": "bench.floor_llm.floor_llm"}
 
 
 def free_port() -> int:
@@ -35,16 +39,21 @@ def model_name(provider: str) -> str:
 
 
 def config_yaml(deployments: dict[str, tuple[str, str]]) -> str:
-    """A proxy config with a deployment ``bench-<provider>`` for each ``{provider: (api_base, api_key)}``."""
+    """A proxy config with a deployment ``bench-<provider>`` for each ``{provider: (api_base, api_key)}``
+    (an empty api_base: none, as for ``floor/…``)."""
     models, custom = [], []
     for provider, (api_base, api_key) in deployments.items():
         model = "openai/bench-model" if provider == "openai" else f"{provider}/claude-haiku-4-5"
-        models.append(
-            f"  - model_name: {model_name(provider)}\n    litellm_params:\n      model: {model}\n"
-            f'      api_base: "{api_base}"\n      api_key: "{api_key}"\n'
-        )
-        if provider != "openai":
-            custom.append(f"    - provider: {provider}\n      custom_handler: litellm_conol.conol_llm\n")
+        params = f"      model: {model}\n"
+        if api_base:
+            params += f'      api_base: "{api_base}"\n      api_key: "{api_key}"\n'
+        if provider == "floor":
+            params += (
+                "      drop_params: true\n"  # LiteLLM refuses `thinking` for a provider it does not know
+            )
+        models.append(f"  - model_name: {model_name(provider)}\n    litellm_params:\n{params}")
+        if provider not in FIRST_PARTY:
+            custom.append(f"    - provider: {provider}\n      custom_handler: {HANDLERS[provider]}\n")
     providers = "  custom_provider_map:\n" + "".join(custom) if custom else ""
     return (
         "model_list:\n" + "".join(models) + f"litellm_settings:\n{providers}  telemetry: false\n"
@@ -252,38 +261,48 @@ class Load:
         }
 
     async def memory(self, work: Workload, k: int) -> dict[str, Any]:
-        await asyncio.sleep(0.5)
-        base = self.proxy.rss_kb()
-        fds0 = self.proxy.fds()
-        self.opened, self.open_target, self.on_open = 0, k, asyncio.Event()
         tags = [new_tag(f"proxy-{self.provider}-mem-") for _ in range(k)]
-        task = asyncio.ensure_future(run_many(lambda tag: self.one(work, tag), tags, k))
-        try:
-            await asyncio.wait_for(self.on_open.wait(), timeout=work.hold)
-            all_open = True
-        except TimeoutError:
-            all_open = False
-        await asyncio.sleep(0.2)
-        peak, fds_open, opened = self.proxy.rss_kb(), self.proxy.fds(), self.opened
-        samples = await task
-        self.on_open = None
-        await asyncio.sleep(0.5)
-        return {
-            "k": k,
-            "hold": work.hold,
-            "opened": opened,
-            "all_open": opened == k,
-            "all_open_within_hold": all_open,
-            "rss_base_kb": base,
-            "rss_open_kb": peak,
-            "rss_after_kb": self.proxy.rss_kb(),
-            "per_stream_kb": (peak - base) / k,
-            "fds_base": fds0,
-            "fds_open": fds_open,
-            "errors": sum(1 for s in samples if s.error),
-            "ok": sum(1 for s in samples if s.ok),
-            "records": records(self.control),
-        }
+        result = await held_open(
+            self, lambda: run_many(lambda tag: self.one(work, tag), tags, k), k, work.hold
+        )
+        return {**result, "records": records(self.control)}
+
+
+async def held_open(
+    load: Any, streams: Callable[[], Awaitable[list[Sample]]], k: int, hold: float
+) -> dict[str, Any]:
+    """RSS and descriptors of ``load.proxy`` before and while the ``k`` streams ``streams()`` opens are
+    all open (each counts itself in ``load.opened`` at its first piece, then waits ``hold`` s)."""
+    proxy: Proxy = load.proxy
+    await asyncio.sleep(0.5)
+    base, fds0 = proxy.rss_kb(), proxy.fds()
+    load.opened, load.open_target, load.on_open = 0, k, asyncio.Event()
+    task = asyncio.ensure_future(streams())
+    try:
+        await asyncio.wait_for(load.on_open.wait(), timeout=hold)
+        all_open = True
+    except TimeoutError:
+        all_open = False
+    await asyncio.sleep(0.2)
+    peak, fds_open, opened = proxy.rss_kb(), proxy.fds(), load.opened
+    samples = await task
+    load.on_open = None
+    await asyncio.sleep(0.5)
+    return {
+        "k": k,
+        "hold": hold,
+        "opened": opened,
+        "all_open": opened == k,
+        "all_open_within_hold": all_open,
+        "rss_base_kb": base,
+        "rss_open_kb": peak,
+        "rss_after_kb": proxy.rss_kb(),
+        "per_stream_kb": (peak - base) / k,
+        "fds_base": fds0,
+        "fds_open": fds_open,
+        "errors": sum(1 for s in samples if s.error),
+        "ok": sum(1 for s in samples if s.ok),
+    }
 
 
 def records_cpu(control: str) -> float:

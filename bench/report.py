@@ -2,7 +2,9 @@
 
 The numbers come from ``numbers.py`` (where added TTFT, finish delay and truncated are defined), the
 sections from ``sections_*.py``, the verdicts from ``targets.py``; this module puts one run together
-and keeps ``RESULTS.md`` (history row + full section per run).
+and writes it to ``RESULTS.md``, which holds the current numbers only (git keeps the history): the
+latest full run of ``python -m bench``, and the latest ``python -m bench.reuse --write``, each in its
+own section, replaced by the next such run.
 """
 
 from __future__ import annotations
@@ -11,45 +13,23 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .sections_agent import levels_section as agent_levels
+from .sections_agent import memory_section as agent_memory
+from .sections_agent import ratio_section as agent_ratios
+from .sections_agent import turns_section as agent_turns
 from .sections_latency import ends_section, proxy_section, ratio_section, sdk_section, workers_section
 from .sections_parse import parse_section
 from .sections_resources import descriptor_section, memory_section
 from .targets import TargetChecks, Verdict
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-HISTORY_START, HISTORY_END, RUNS = "<!-- history:start -->", "<!-- history:end -->", "<!-- runs -->"
+PREAMBLE = """# Benchmark results
 
-HISTORY_HEADER = (
-    "| date | mode | git | SDK added TTFT | proxy TTFT vs openai | finish after `done` | finish after status "
-    "| early-terminal truncations | proxy CPU/request vs openai (c=1) | c=200 conol "
-    "| parse core vs json.loads "
-    "| RSS/stream SDK | RSS/stream proxy | descriptors |\n|" + "---|" * 14
-)
-# The history row's verdict columns, after date, mode and git: the first target whose name starts so.
-HISTORY_TARGETS = (
-    "added TTFT ≤ 5",
-    "added TTFT within 1.2× of openai's (proxy, c=1, conol)",
-    "finish ≤ 0.6",
-    "finish ≤ settle",
-    "zero truncated answers, status",
-    "proxy CPU per streamed request ≤ 1.2× openai's (c1)",
-    "200 concurrent streams, no errors (conol)",
-    "parse cost ≤",
-    "≤ 50 KB RSS per open stream (SDK, conol)",
-    "≤ 50 KB RSS per open stream (proxy, conol)",
-    "no descriptor growth over",
-)
-
-PREAMBLE = """# Benchmark results: `conol/…` vs LiteLLM's own `openai/…` provider
-
-Produced by `python -m bench` (`make bench`); see `bench/README.md` for what is measured and how.
-The history table keeps one row per full run (newest last) so progress stays visible; each run's full
-tables follow, newest first. Medians and ratios inside one run section all come from that one run.
-
-## History
+The latest run of each benchmark and its command (git keeps the earlier ones): `python -m bench`
+(`make bench`; what is measured and how: `bench/README.md`) and `python -m bench.reuse --write`
+(`make bench-reuse ARGS=--write`). Medians and ratios inside one section all come from that one run.
 """
-
-RUN_MARK = "<!-- run:{} -->"
+SECTIONS = ("bench", "bench-reuse")  # in the file's order
 
 
 class Report:
@@ -58,11 +38,12 @@ class Report:
         self.sdk: dict[str, Any] = raw.get("sdk", {})
         self.proxy: dict[str, Any] = raw.get("proxy", {})
         self.workers: dict[str, Any] = raw.get("workers", {})
+        self.agent: dict[str, Any] = raw.get("agent", {})
         self.settle = float(raw["meta"]["settle_window"])
-        self.verdicts: list[Verdict] = []  # filled by targets(), quoted by history_row()
+        self.verdicts: list[Verdict] = []  # filled by targets()
 
     def targets(self) -> str:
-        checks = TargetChecks(self.sdk, self.proxy, self.settle)
+        checks = TargetChecks(self.sdk, self.proxy, self.settle, self.agent)
         text = checks.table()
         self.verdicts += checks.verdicts
         return text
@@ -78,6 +59,13 @@ class Report:
             ),
             ("Proxy ratios ours/openai", ratio_section(self.proxy)),
             ("4b. Proxy workers: throughput with 1 and 2 workers", workers_section(self.workers)),
+            (
+                "A1. Agent-shaped through the proxy: Claude Code's `/v1/messages`, 1 / 10 / 50 turns at once",
+                agent_levels(self.agent),
+            ),
+            ("A2. Agent-shaped ratios ours/anthropic", agent_ratios(self.agent)),
+            ("A3. Agent-shaped: proxy CPU per turn along 20-turn conversations", agent_turns(self.agent)),
+            ("A4. Agent-shaped: resident memory per open stream (proxy)", agent_memory(self.agent)),
             ("5. Resident memory per concurrently open stream", memory_section(self.sdk, self.proxy)),
             ("6. Parse cost on long answers", parse_section(self.sdk)),
             ("7. File descriptors and pool connections", descriptor_section(self.sdk, self.proxy)),
@@ -107,51 +95,24 @@ class Report:
             f"orjson {meta['orjson']}; git {meta['git']}",
         ]
 
-    def history_row(self) -> str:
-        meta = self.raw["meta"]
-        cells = [meta["date"], meta["mode"], meta["git"]]
-        cells += [self._verdict_cell(name) for name in HISTORY_TARGETS]
-        return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
-
-    def _verdict_cell(self, name: str) -> str:
-        for n, ok, detail in self.verdicts:
-            if n.startswith(name):
-                return ("✅ " if ok else "❌ " if ok is False else "") + detail.split(";")[0]
-        return "–"
-
 
 def write_results(report: Report, path: Path = RESULTS, analysis: str = "") -> None:
-    """Add this run's history row and section; a run already in the file (same id) is replaced."""
-    run_id = report.raw["meta"].get("run_id") or report.raw["meta"]["date"]
-    mark = RUN_MARK.format(run_id)
-    section = mark + "\n" + report.markdown() + ("\n\n" + analysis.strip() if analysis.strip() else "")
-    row = report.history_row()
-    rows: list[str] = []
-    sections: list[str] = []
+    """This run becomes the file's ``python -m bench`` section (the one before is replaced)."""
+    text = report.markdown() + ("\n\n" + analysis.strip() if analysis.strip() else "")
+    write_section(path, "bench", text)
+
+
+def write_section(path: Path, name: str, text: str) -> None:
+    """``text`` becomes the section ``name`` of ``path`` (one of ``SECTIONS``); the others stay."""
+    sections = dict.fromkeys(SECTIONS, "")
     if path.exists():
-        text = path.read_text()
-        m = re.search(re.escape(HISTORY_START) + r"\n(.*?)" + re.escape(HISTORY_END), text, re.S)
-        rows = [ln for ln in (m.group(1).splitlines() if m else []) if ln.startswith("| 20")]
-        runs = text.split(RUNS, 1)[1] if RUNS in text else ""
-        sections = [p.strip() for p in re.split(r"(?=<!-- run:)", runs) if p.strip()]
-    date = report.raw["meta"]["date"]
-    rows = [r for r in rows if r.split("|")[1].strip() != date] + [row]
-    sections = [sec for sec in sections if not sec.startswith(mark)] + [section]
-    rows.sort(key=lambda r: r.split("|")[1].strip())  # oldest first
-    sections.sort(key=_section_date, reverse=True)  # newest first
-    text = (
-        f"{PREAMBLE}\n{HISTORY_START}\n{HISTORY_HEADER}\n"
-        + "\n".join(rows)
-        + f"\n{HISTORY_END}\n\n{RUNS}\n\n"
-        + "\n\n".join(sections)
-        + "\n"
-    )
-    path.write_text(text)
-
-
-def _section_date(section: str) -> str:
-    m = re.search(r"^## Run (.+?) — ", section, re.M)
-    return m.group(1) if m else ""
+        old = path.read_text(encoding="utf-8")
+        for key in SECTIONS:
+            m = re.search(f"<!-- {key}:start -->\n(.*?)\n<!-- {key}:end -->", old, re.S)
+            sections[key] = m.group(1) if m else ""
+    sections[name] = text.strip()
+    body = "\n\n".join(f"<!-- {k}:start -->\n{v}\n<!-- {k}:end -->" for k, v in sections.items() if v)
+    path.write_text(f"{PREAMBLE}\n{body}\n", encoding="utf-8")
 
 
 def main() -> None:

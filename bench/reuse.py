@@ -1,7 +1,7 @@
 """Session reuse on vs off: a 20-turn Claude-Code-shaped agent task against the fake conol.
 
     python -m bench.reuse                 # prints the tables
-    python -m bench.reuse --write         # and appends them to bench/RESULTS.md
+    python -m bench.reuse --write         # and writes them to bench/RESULTS.md (its section)
     python -m bench.reuse --no-profile    # without the profile of a replaying run
 
 The conversation is what Claude Code sends for a task of 19 tool calls and an answer: a long
@@ -40,6 +40,7 @@ import litellm
 import litellm_conol
 from litellm_conol.reuse.store import clear_stores
 
+from .report import write_section
 from .reuse_meter import FakeProcess, StreamMeter, body_bytes, metered
 from .reuse_tables import report
 
@@ -220,7 +221,7 @@ async def amain(profile: bool) -> tuple[str, dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.reuse")
-    parser.add_argument("--write", action="store_true", help="append the tables to bench/RESULTS.md")
+    parser.add_argument("--write", action="store_true", help="write the tables to bench/RESULTS.md")
     parser.add_argument("--no-profile", action="store_true", help="skip the profile of a replaying run")
     args = parser.parse_args()
     result, raw = asyncio.run(amain(profile=not args.no_profile))
@@ -230,7 +231,7 @@ def main() -> None:
     (OUT / f"reuse-{stamp:%Y%m%d-%H%M%S}.json").write_text(json.dumps(raw, indent=1, default=str))
     if args.write:
         section = (
-            f"\n\n## Session reuse, {stamp:%Y-%m-%d %H:%M} UTC\n\n"
+            f"## Session reuse, {stamp:%Y-%m-%d %H:%M} UTC\n\n"
             f"`python -m bench.reuse --write` (`make bench-reuse ARGS=--write`) on {platform.machine()}, "
             f"{os.cpu_count()} cores / Python {platform.python_version()} / litellm "
             f"{_version('litellm')}, git {_git()}: a {TURNS}-turn Claude-Code-shaped task (16 KB system "
@@ -239,8 +240,7 @@ def main() -> None:
             "each number is measured: `bench/reuse_meter.py`.\n\n"
             f"{result}\n"
         )
-        with RESULTS.open("a", encoding="utf-8") as handle:
-            handle.write(section)
+        write_section(RESULTS, "bench-reuse", section)
 
 
 def _git() -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 ON, QUIET, OFF = "on, replay", "on, no replay", "off"
 SENT_TARGET = 10.0  # reuse must send at least this many times fewer bytes over the task
+CPU_TARGET_MS = 25.0  # client CPU per follow-up turn (median of turns 2 on, reuse on, replay)
 
 
 def report(
@@ -84,7 +85,8 @@ def summary(rows: dict[str, list[dict[str, Any]]], turns: int) -> str:
         f"({_slope(off[1:], 'received'):+,.0f} per turn: each new session's stream echoes the transcript "
         f"it was sent). In total {_sum(on, 'received'):,.0f} / {_sum(quiet, 'received'):,.0f} / "
         f"{_sum(off, 'received'):,.0f} (on with replay / on without / off).",
-        f"- Client CPU per follow-up turn, median of {later}: {_cpu(on)} with replay, {_cpu(quiet)} "
+        f"- Client CPU per follow-up turn, median of {later}: {_cpu(on)} with replay (target <= "
+        f"{CPU_TARGET_MS:.0f} ms: {_cpu_verdict(on)}), {_cpu(quiet)} "
         f"without, {_cpu(off)} with reuse off. Growth per turn (least squares over {later}): "
         f"{_growth(on)} / {_growth(quiet)} / {_growth(off)}.",
         f"- Fake CPU in total: {_sum(on, 'fake_cpu') * 1000:,.0f} / {_sum(quiet, 'fake_cpu') * 1000:,.0f} / "
@@ -101,6 +103,10 @@ def _reused(rows: list[dict[str, Any]]) -> int:
 
 def _cpu(rows: list[dict[str, Any]]) -> str:
     return f"{_median(rows[1:], 'cpu') * 1000:.1f} ms"
+
+
+def _cpu_verdict(rows: list[dict[str, Any]]) -> str:
+    return "met" if _median(rows[1:], "cpu") * 1000 <= CPU_TARGET_MS else "**NOT met**"
 
 
 def _growth(rows: list[dict[str, Any]]) -> str:

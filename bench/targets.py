@@ -15,17 +15,22 @@ from .numbers import (
     phase_numbers,
     polls_median,
 )
+from .sections_agent import agent_targets
 from .stats import median, p99, ratio
 from .tables import f, fx, table
 
+OURS = "ours (litellm_conol)"  # bench/alloc_trace.py's owner of our package's allocations
+OWN_SHARE_KB = 5.0
 Verdict = tuple[str, bool | None, str]  # (target, met / not met / not applicable, what was measured)
 
 
 class TargetChecks:
     """Checks every target the run has data for, in a fixed order; each check adds one verdict."""
 
-    def __init__(self, sdk: dict[str, Any], proxy: dict[str, Any], settle: float) -> None:
-        self.sdk, self.proxy, self.settle = sdk, proxy, settle
+    def __init__(
+        self, sdk: dict[str, Any], proxy: dict[str, Any], settle: float, agent: dict[str, Any] | None = None
+    ) -> None:
+        self.sdk, self.proxy, self.settle, self.agent = sdk, proxy, settle, agent or {}
         self.conol: dict[str, Any] | None = sdk.get("conol")
         self.verdicts: list[Verdict] = []
         self.rows: list[list[str]] = []
@@ -57,6 +62,7 @@ class TargetChecks:
         self.memory()
         self.descriptors()
         self.proxy_descriptors()
+        agent_targets(self.agent, self.add)
         return table(["target", "verdict", "measured"], self.rows)
 
     def _proxy_levels(self) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -189,6 +195,22 @@ class TargetChecks:
             mem = (data.get("conol") or {}).get("memory")  # openai's memory is the reference, not a target
             if mem:
                 self.add(f"≤ 50 KB RSS per open stream ({mode}, conol)", *_memory_verdict(mem, data))
+            theirs = (data.get("openai") or {}).get("memory")
+            if mem and theirs:
+                ours_kb, openai_kb = mem["per_stream_kb"], theirs["per_stream_kb"]
+                self.add(
+                    f"RSS per open stream ≤ openai's ({mode}, conol)",
+                    mem["all_open"] and theirs["all_open"] and ours_kb <= openai_kb,
+                    f"{f(ours_kb)} vs {f(openai_kb)} KB = {fx(ratio(ours_kb, openai_kb))}",
+                )
+        trace = (self.conol or {}).get("memory_trace")
+        if trace and trace.get("by_package_kb"):
+            share = trace["by_package_kb"].get(OURS, 0.0)
+            self.add(
+                f"our own share of the memory per open stream ≤ {OWN_SHARE_KB:g} KB (SDK, tracemalloc)",
+                share <= OWN_SHARE_KB,
+                f"{f(share)} KB per stream of {f(sum(trace['by_package_kb'].values()))} KB traced",
+            )
         hm = (self.conol or {}).get("memory_handler_conol")
         if hm:
             self.add(

@@ -10,7 +10,10 @@ A request selects its workload with a marker in its user message, read by both f
 * ``done``: status completed and a ``done`` event right after the last snapshot (definitive);
 * ``status``: ``tail`` s after the last snapshot the status turns completed; no done, stream open;
 * ``commit``: the committed message 20 ms after the last snapshot, status completed ``tail`` s later;
-* ``early``: the status turns completed ``early`` s BEFORE the last snapshot; no done, stream open.
+* ``early``: the status turns completed ``early`` s BEFORE the last snapshot; no done, stream open;
+* ``call``: right after the last snapshot, a call of the client tool ``Bash`` with ``AGENT_CALL``
+  (an agent's turn: the stream stays open, the agent waits for the tool's result). The Anthropic
+  fake (``bench/anthropic_fake.py``) ends the same way, with a ``tool_use`` block.
 
 ``hold``: seconds of silence after the first piece (keeps streams open for the memory benchmark).
 This module imports neither litellm nor aiohttp.
@@ -32,12 +35,16 @@ from litellm_conol.fake import (
     SetStatus,
     Sleep,
     Step,
+    ToolCall,
     long_text,
     snapshots,
 )
 
 SCENARIO = "bench"
-End = Literal["done", "status", "commit", "early"]
+End = Literal["done", "status", "commit", "early", "call"]
+# The tool call that ends an agent turn (``end=call``), the same from both fakes.
+AGENT_TOOL = "Bash"
+AGENT_CALL = {"command": "ls -la src", "description": "List the source folder"}
 _tags = itertools.count()
 
 
@@ -116,6 +123,8 @@ def conol_steps(w: Workload) -> list[Step]:
             head = head[:-1]  # the early status replaces the regular gap before the last snapshot
         return [*steps, *head, Sleep(w.delay), SetStatus("completed"), Sleep(w.early), last]
     steps += snaps
+    if w.end == "call":
+        return [*steps, ToolCall(AGENT_TOOL, AGENT_CALL)]
     if w.end == "done":
         return [*steps, SetStatus("completed"), Done()]
     if w.end == "commit":

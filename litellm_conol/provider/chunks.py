@@ -48,6 +48,10 @@ class ChunkMaker:
     # chunks it builds itself with the time it first sees a chunk, and every chunk must agree
     created: int = 0
     last_tool_index: int | None = None  # the index of the last client tool call streamed, if any
+    # A client tool call has come (streamed or held), in the order of the pieces: text after it is
+    # not content. The assembler cannot say: it has taken a whole batch of queued events before its
+    # pieces get here, and text that came before the call in that batch is content.
+    calls_seen: bool = False
     content_sent: str = ""  # the answer's text as the client got it (session reuse binds this)
 
     def chunk(
@@ -67,8 +71,16 @@ class ChunkMaker:
         chunk._hidden_params["custom_llm_provider"] = PROVIDER_NAME
         return chunk
 
-    def for_pieces(self, pieces: Sequence[Piece], assembler: Assembler) -> list[ModelResponseStream]:
-        return [self.for_piece(piece, assembler) for piece in pieces]
+    def for_pieces(self, pieces: Sequence[Piece], *, hold_calls: bool = False) -> list[ModelResponseStream]:
+        """The chunks of ``pieces``, in order; ``hold_calls``: client tool calls are not streamed
+        (they are validated when the turn ends) but still end the content."""
+        chunks = []
+        for piece in pieces:
+            if hold_calls and isinstance(piece, ClientToolCall):
+                self.calls_seen = True
+                continue
+            chunks.append(self.for_piece(piece))
+        return chunks
 
     def fields_only(self, fields: dict[str, Any]) -> ModelResponseStream:
         """A chunk that carries ``fields`` and adds nothing to the answer.
@@ -88,15 +100,16 @@ class ChunkMaker:
         )
         return self.chunk(Delta(content=None, tool_calls=[continuation]), fields=fields)
 
-    def for_piece(self, piece: Piece, assembler: Assembler) -> ModelResponseStream:
+    def for_piece(self, piece: Piece) -> ModelResponseStream:
         if isinstance(piece, TextDelta):
-            if assembler.tool_calls:
+            if self.calls_seen:
                 # After a client tool call the content must stay null (OpenAI convention).
                 return self.fields_only({"text_with_tool_calls": piece.text})
             return self.chunk(Delta(content=piece.text))
         if isinstance(piece, ReasoningDelta):
             return self.chunk(Delta(content="", reasoning_content=piece.text))
         if isinstance(piece, ClientToolCall):
+            self.calls_seen = True
             self.last_tool_index = piece.index
             return self.chunk(Delta(content=None, tool_calls=[_delta_tool_call(piece)]))
         return self.fields_only({"builtin_tool": _builtin(piece)})

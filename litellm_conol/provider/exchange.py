@@ -18,8 +18,7 @@ one gets one more round, then is refused without a session
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +26,9 @@ from litellm.types.utils import Delta, ModelResponseStream, Usage
 
 from ..client.assets import ImageTally, asset_cache, upload_images
 from ..client.driver import SessionRun
-from ..client.follow_up import FollowUpRefused, SessionStart
+from ..client.follow_up import FollowUpRefused
 from ..client.pool import shared_client
-from ..client.transport import Transport
-from ..core.answer.assembler import Assembler, ClientToolCall, ReasoningDelta
-from ..core.answer.cutter import AnswerCutter
+from ..core.answer.assembler import Assembler, ReasoningDelta
 from ..core.answer.structured import (
     CallToCheck,
     Valid,
@@ -41,17 +38,17 @@ from ..core.answer.structured import (
     tool_call_repair,
 )
 from ..core.config.options import ConolRequest
-from ..core.errors import AgentFailed, BadRequest, ConolError, InvalidStructuredOutput, ModelDowngraded
-from ..core.protocol.event_fields import ContextUsage, reported_model
-from ..core.protocol.session_info import SessionInfo
+from ..core.errors import AgentFailed, ConolError, InvalidStructuredOutput
 from ..core.protocol.wire import CreateSessionBody
 from ..core.request.images import AssetRef, resolve_images
 from ..reuse.accounts import AccountGuard
 from ..reuse.failure_guard import FailureGuard
 from ..reuse.session_reuse import Reuse
 from .chunks import ChunkMaker
+from .prompt_tokens import PromptEstimate, estimate_prompt
 from .result_fields import result_fields
-from .usage import RequestUsage, answer_token_counter, request_usage
+from .session_stream import answer_cutter, session_chunks, session_run
+from .usage import RequestUsage, is_reported, request_usage
 
 # what a create that names a gone asset may answer
 STALE_ASSET = frozenset({400, 404, 410, 422})
@@ -72,6 +69,7 @@ class Exchange:
     messages: list[Any]
     runs: list[SessionRun] = field(default_factory=list, init=False)
     prompts: list[list[Any]] = field(default_factory=list, init=False)
+    _estimates: dict[int, PromptEstimate] = field(default_factory=dict, init=False)  # by run
     content: str | None = field(default=None, init=False)  # the validated JSON (canonical text)
     assets: dict[str, AssetRef] = field(default_factory=dict, init=False)  # uploaded images by key
     _remembered: bool = field(default=False, init=False)  # some came from an earlier request's upload
@@ -219,6 +217,9 @@ class Exchange:
             )
             | self.reuse.fields()
         )
+        attachments = sum(e.estimated_attachments for e in map(self._estimate, range(len(self.runs))) if e)
+        if attachments:
+            fields["usage_estimated_attachments"] = attachments
         if self.holds_answer or len(self.runs) > 1 or (self._validates_calls and last.assembler.tool_calls):
             fields["turns"] = len(self.runs)
             fields["session_ids"] = [run.info.session_id for run in self.runs if run.info is not None]
@@ -231,16 +232,22 @@ class Exchange:
 
     def usage_split(self) -> RequestUsage:
         if self._usage is None:
-            self._usage = request_usage(zip(self.prompts, (run.assembler for run in self.runs), strict=True))
+            estimates = [self._estimate(index) for index in range(len(self.runs))]
+            self._usage = request_usage(zip(estimates, (run.assembler for run in self.runs), strict=True))
         return self._usage
 
     @property
     def _usage_reported(self) -> bool:
         """Every turn's usage is conol's own (one estimated turn makes the sum an estimate)."""
-        return all(
-            run.assembler.context_usage is not None and bool(run.assembler.context_usage.used_tokens)
-            for run in self.runs
-        )
+        return all(is_reported(run.assembler) for run in self.runs)
+
+    def _estimate(self, index: int) -> PromptEstimate | None:
+        """The prompt estimate of run ``index``, once (``None``: conol reported the turn's usage)."""
+        if is_reported(self.runs[index].assembler):
+            return None
+        if index not in self._estimates:
+            self._estimates[index] = estimate_prompt(self.prompts[index])
+        return self._estimates[index]
 
     # -- validation --
 
@@ -286,114 +293,13 @@ class Exchange:
         if self.holds_answer and last.info is not None:
             chunks.append(maker.opening(last.info))
             if assembler.final_reasoning:
-                chunks.append(maker.for_piece(ReasoningDelta(assembler.final_reasoning), assembler))
+                chunks.append(maker.for_piece(ReasoningDelta(assembler.final_reasoning)))
         if assembler.tool_calls:
             if self._validates_calls or self.holds_answer:
-                chunks += maker.for_pieces(assembler.tool_calls, assembler)
+                chunks += maker.for_pieces(assembler.tool_calls)
         elif self.content is not None:
             chunks.append(maker.chunk(Delta(content=self.content)))
         elif len(self.runs) > 1 and assembler.final_text:
             # a repair turn that answered in text: nothing of it was streamed yet
             chunks.append(maker.chunk(Delta(content=assembler.final_text)))
         return chunks
-
-
-def session_run(
-    request: ConolRequest,
-    body: CreateSessionBody,
-    cutter: AnswerCutter | None = None,
-    start: SessionStart | None = None,
-) -> SessionRun:
-    return SessionRun(
-        transport=Transport(
-            request.endpoint, shared_client(), max_concurrent_polls=request.max_concurrent_polls
-        ),
-        body=body,
-        assembler=Assembler(
-            client_tools=request.client_tools,
-            dropped_tools=request.dropped_tools,
-            expose_builtins=request.builtin_tools == "expose",
-            max_tool_calls=request.max_tool_calls,
-            cutter=cutter,
-        ),
-        timing=request.timing,
-        timeout=request.timeout,
-        start=start,
-        record=request.reuse.mode == "auto",
-    )
-
-
-async def answer_cutter(request: ConolRequest) -> AnswerCutter | None:
-    """A fresh cutter for ``stop`` / ``max_tokens`` of the request (one per session), if any. The
-    token counter's first use loads the model's tokenizer (Claude's: ~0.3 s): done off the event
-    loop, not to stall every stream."""
-    limits = request.limits
-    if not limits.requested:
-        return None
-    counter = None
-    if limits.max_tokens is not None:
-        counter = answer_token_counter(request.model)
-        await asyncio.to_thread(counter, "")
-    return AnswerCutter(limits.stop, limits.max_tokens, counter)
-
-
-async def session_chunks(
-    request: ConolRequest,
-    run: SessionRun,
-    maker: ChunkMaker | None = None,
-    *,
-    hold_calls: bool = False,
-) -> AsyncIterator[ModelResponseStream]:
-    """Drive one session; yield chunks when a ``maker`` is given; enforce what conol does not.
-
-    ``hold_calls``: client tool calls are not streamed (they are validated when the turn ends).
-    """
-    # The opening chunk waits for the first content: an agent that fails before saying anything
-    # then fails before the proxy's first chunk, and the proxy answers with the error's HTTP status
-    # (which SDKs and Codex decide retries by) rather than a 200 stream ending in an error event.
-    opened = announced = False
-    async for pieces in run.pieces():
-        if not opened:  # the session was just created
-            opened = True
-            _check_model(request, run.info)
-            continue
-        if request.strict_model and run.assembler.context_usage is not None:
-            _check_reported_model(request, run.assembler.context_usage)
-        if maker is not None and run.info is not None:
-            chunks = maker.for_pieces(_streamable(pieces, hold_calls), run.assembler)
-            if chunks and not announced:
-                announced = True
-                yield maker.opening(run.info)
-            for chunk in chunks:
-                yield chunk
-    if request.strict_model and run.assembler.context_usage is not None:
-        _check_reported_model(request, run.assembler.context_usage)  # one that came with no text
-    if maker is not None and run.info is not None and not announced:
-        yield maker.opening(run.info)
-    if request.tool_choice_required and not run.assembler.tool_calls:
-        raise BadRequest("tool_choice is 'required' but the model answered without calling a tool")
-
-
-def _streamable(pieces: Sequence[Any], hold_calls: bool) -> Sequence[Any]:
-    if not hold_calls:
-        return pieces
-    return [piece for piece in pieces if not isinstance(piece, ClientToolCall)]
-
-
-def _check_model(request: ConolRequest, info: SessionInfo | None) -> None:
-    if request.strict_model and info is not None and info.model_downgraded:
-        raise ModelDowngraded(
-            f"conol ran {info.effective_model!r} instead of {request.body.agent_model!r} "
-            "(model downgraded) and strict_model is on"
-        )
-
-
-def _check_reported_model(request: ConolRequest, context: ContextUsage) -> None:
-    """strict_model: ``contextUsage.modelId`` naming another model is a downgrade too, found as soon
-    as an event says so (the create answer may not)."""
-    model, other = reported_model(request.body.agent_model, context)
-    if other:
-        raise ModelDowngraded(
-            f"conol reports running {model!r} instead of {request.body.agent_model!r} "
-            "(contextUsage.modelId) and strict_model is on"
-        )

@@ -1,21 +1,22 @@
 """Usage of one answer: conol's ``contextUsage`` where an event carried it
 (``core/protocol/event_fields.py``, ``turn_usage``, says how it maps), otherwise estimated with
-LiteLLM's own token counter; ``provider_specific_fields`` says which (``usage``: ``"reported"`` or
+LiteLLM's own token counter (the prompt: ``prompt_tokens.py``, each message counted once, images
+never fetched); ``provider_specific_fields`` says which (``usage``: ``"reported"`` or
 ``"estimated"``, and ``usage_estimated``). The reasoning share of the completion tokens is counted as
 LiteLLM's stream builder counts it, so a streamed and a non-streamed answer report the same usage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import litellm
 from litellm.types.utils import Usage
 
 from ..core.answer.assembler import Assembler
 from ..core.protocol.event_fields import TurnUsage, turn_usage
+from .prompt_tokens import PromptEstimate
 
 
 def answer_token_counter(model: str) -> Callable[[str], int]:
@@ -55,14 +56,19 @@ def make_usage(prompt: int, completion: int, reasoning: int | None) -> Usage:
     )
 
 
-def turn_usage_of(messages: Sequence[Any], assembler: Assembler) -> TurnUsage:
+def turn_usage_of(prompt: PromptEstimate | None, assembler: Assembler) -> TurnUsage:
     """One session's usage: reported where conol sent ``contextUsage`` (the prompt is then not
-    counted here at all), else estimated."""
+    counted at all: ``prompt`` is ``None``), else estimated (``prompt``: ``estimate_prompt``'s)."""
     completion = estimate_completion(assembler)
+    if is_reported(assembler) or prompt is None:
+        return turn_usage(assembler.context_usage, 0, completion)
+    return turn_usage(None, prompt.tokens, completion)
+
+
+def is_reported(assembler: Assembler) -> bool:
+    """conol reported the turn's usage (a ``contextUsage`` with ``usedTokens``)."""
     context = assembler.context_usage
-    if context is not None and context.used_tokens:
-        return turn_usage(context, 0, completion)
-    return turn_usage(None, litellm.token_counter(messages=list(messages)), completion)
+    return context is not None and bool(context.used_tokens)
 
 
 @dataclass(frozen=True)
@@ -75,14 +81,15 @@ class RequestUsage:
     prompt_reported: int
 
 
-def request_usage(turns: Iterable[tuple[Sequence[Any], Assembler]]) -> RequestUsage:
+def request_usage(turns: Iterable[tuple[PromptEstimate | None, Assembler]]) -> RequestUsage:
     """Over every turn (each repair turn re-sends the whole conversation): conol's reported numbers
-    for a turn that carried ``contextUsage``, the estimate for one that did not."""
+    for a turn that carried ``contextUsage``, the estimate for one that did not (``estimate_prompt``'s,
+    ``None`` for a reported turn)."""
     prompt = {True: 0, False: 0}  # by reported
     completion = 0
     reasoning: int | None = None
-    for messages, assembler in turns:
-        turn = turn_usage_of(messages, assembler)
+    for estimate, assembler in turns:
+        turn = turn_usage_of(estimate, assembler)
         prompt[turn.reported] += turn.prompt_tokens
         completion += turn.completion_tokens
         turn_reasoning = estimate_reasoning(assembler)

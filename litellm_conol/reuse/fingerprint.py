@@ -16,6 +16,7 @@ client reusing its id for another history must not get another conversation's se
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -164,6 +165,37 @@ def canonical_digest(scope: str, settings: str, canonical: Sequence[Any]) -> str
     """:func:`history_digest` of a history already in canonical form (computed once per turn)."""
     payload = json.dumps([scope, settings, list(canonical)], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class DigestOfHistory:
+    """:func:`canonical_digest` of a canonical history and what follows it, without holding the
+    history: the hash of its JSON so far, fed the bytes ``json.dumps`` writes for the whole list
+    (items joined by ``", "``). A request keeps this, not a copy of its conversation, until it binds
+    its answer."""
+
+    def __init__(self, scope: str, settings: str, canonical: Sequence[Any]) -> None:
+        head = _dumps([scope, settings])  # '["<scope>", "<settings>"]'
+        self._hash = hashlib.sha256(head[:-1].encode() + b", [")
+        self._items = 0
+        self.feed(canonical)
+
+    def feed(self, canonical: Sequence[Any]) -> None:
+        """The history goes on with these canonical items."""
+        for item in canonical:
+            self._hash.update((", " + _dumps(item) if self._items else _dumps(item)).encode())
+            self._items += 1
+
+    def followed_by(self, more: Sequence[Any]) -> str:
+        """The digest of the history followed by ``more`` (canonical items); this one is unchanged."""
+        extended = copy.copy(self)
+        extended._hash = self._hash.copy()
+        extended.feed(more)
+        extended._hash.update(b"]]")
+        return extended._hash.hexdigest()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def scope_digest(base_url: str, token: str, caller: str = "") -> str:

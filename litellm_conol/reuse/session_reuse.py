@@ -26,6 +26,7 @@ from ..core.protocol.turn_boundary import TurnBoundary
 from ..core.request.images import AssetRef, resolve_images, resolve_parts
 from .fingerprint import (
     Binding,
+    DigestOfHistory,
     answered_refs,
     call_refs,
     canonical_digest,
@@ -53,7 +54,8 @@ class Reuse:
     not_bound: str = field(default="", init=False)  # why the session was not kept for the next turn
     _binding: Binding | None = field(default=None, init=False)
     _start: SessionStart | None = field(default=None, init=False)
-    _canonical: list[list[Any]] | None = field(default=None, init=False)
+    # the digest of the request's canonical history so far: no copy of the conversation is kept
+    _history: DigestOfHistory | None = field(default=None, init=False)
     _history_key: str = field(default="", init=False)
     _turn_key: str = field(default="", init=False)
     _answered: frozenset[str] = field(default=frozenset(), init=False)
@@ -129,17 +131,16 @@ class Reuse:
         once per request; off the event loop when the request carries large content, images say)."""
         canonical = await self._canonical_form()
         cut = len(canonical) - len(new)  # a new turn is user and tool messages: one entry each
-        self._history_key = canonical_digest(self.scope, self.settings, canonical[:cut])
+        self._history = DigestOfHistory(self.scope, self.settings, canonical[:cut])
+        self._history_key = self._history.followed_by([])
         self._turn_key = canonical_digest(self.scope, self.settings, ["turn", *canonical[cut:]])
         self._answered = answered_refs(canonical[cut:])
+        self._history.feed(canonical[cut:])
 
     async def _canonical_form(self) -> list[list[Any]]:
-        if self._canonical is None:
-            if _content_size(self.messages) > LARGE_HISTORY:
-                self._canonical = await asyncio.to_thread(canonical_history, self.messages)
-            else:
-                self._canonical = canonical_history(self.messages)
-        return self._canonical
+        if _content_size(self.messages) > LARGE_HISTORY:
+            return await asyncio.to_thread(canonical_history, self.messages)
+        return canonical_history(self.messages)
 
     def _pins(self) -> bool:
         """Whether this request's model is pinned with ``/model`` on this upstream."""
@@ -253,7 +254,7 @@ class Reuse:
         if text is None:  # an answer with tool calls has null content: its text is not the client's
             text = "" if calls else answer.final_text
         answer_message = returned_assistant(text, calls)
-        history = await self._history_after(answer_message)
+        key = await self._key_after(answer_message)
         earlier = self._binding if self.reused else None
         binding = Binding(
             session_id=run.info.session_id,
@@ -267,16 +268,15 @@ class Reuse:
             pending_calls=call_refs(answer_message),
         )
         self._binding = None
-        await binding_store(self.request.reuse).put(
-            canonical_digest(self.scope, self.settings, history), binding, self.request.reuse.ttl
-        )
+        await binding_store(self.request.reuse).put(key, binding, self.request.reuse.ttl)
 
-    async def _history_after(self, answer: dict[str, Any]) -> list[list[Any]]:
-        """The canonical conversation once ``answer`` is added (the request's, computed once)."""
-        canonical = await self._canonical_form()
-        if self._ends_with_answer():
-            return canonical_history([*self.messages, answer])  # merged with the last assistant message
-        return [*canonical, *canonical_history([answer])]
+    async def _key_after(self, answer: dict[str, Any]) -> str:
+        """The binding key of the conversation once ``answer`` is added."""
+        if self._ends_with_answer():  # merged with the last assistant message
+            return canonical_digest(self.scope, self.settings, canonical_history([*self.messages, answer]))
+        if self._history is None:
+            self._history = DigestOfHistory(self.scope, self.settings, await self._canonical_form())
+        return self._history.followed_by(canonical_history([answer]))
 
     def _ends_with_answer(self) -> bool:
         last = self.messages[-1] if self.messages else None

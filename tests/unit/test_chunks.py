@@ -20,14 +20,25 @@ USAGE = Usage(prompt_tokens=7, completion_tokens=5, total_tokens=12)
 
 def stream_of(*events, tools: frozenset[str] = frozenset({"get_weather"})) -> list:
     """The whole stream the handler yields for these events: opening, pieces, closing."""
+    return stream_of_batches(*((event,) for event in events), tools=tools)
+
+
+def stream_of_batches(*batches, tools=frozenset({"get_weather"}), hold_calls: bool = False) -> list:
+    """As ``stream_of``, each batch the events that queued up together: the driver feeds them all to
+    the assembler, then the maker gets their pieces at once."""
     ids = itertools.count(1)
     assembler = Assembler(client_tools=tools, new_call_id=lambda: f"call_{next(ids)}")
     maker = ChunkMaker(model="conol/claude-haiku-4-5")
     chunks = [maker.opening(INFO)]
-    for event in parsed(*events):
-        chunks += maker.for_pieces(assembler.feed(event), assembler)
+    for batch in batches:
+        pieces = [piece for event in parsed(*batch) for piece in assembler.feed(event)]
+        chunks += maker.for_pieces(pieces, hold_calls=hold_calls)
     fields = result_fields(INFO, assembler, RunStats(ended_by="client tool call"))
     return chunks + maker.closing(assembler, fields, USAGE)
+
+
+def _content(chunks) -> str:
+    return "".join(c.choices[0].delta.content or "" for c in chunks)
 
 
 TEXT_THEN_CALL = (
@@ -119,4 +130,42 @@ def test_the_messages_adapter_makes_one_tool_use_block_per_call():
         ("tool_use", 'get_weather{"city": "Paris"}'),
         ("tool_use", 'get_weather{"city": "Tokyo"}'),
         ("stop", "tool_use"),
+    ]
+
+
+# The last snapshot and the tool call close together (an agent's turn): one batch for the maker.
+LAST_PIECE_WITH_THE_CALL = (
+    (delta(stage(preview=[msg("Let me")])),),
+    (
+        delta(stage(preview=[msg("Let me check.")])),
+        delta(stage(preview=[msg("Let me check.")], logs=[tool_log("get_weather", {"city": "Paris"})])),
+    ),
+)
+
+
+def test_text_before_a_tool_call_stays_content_when_both_arrive_in_one_batch():
+    """The text's last piece came before the call: it is content, not text beside the call, so a
+    client (and the /v1/messages adapter, which drops that field) gets the whole text."""
+    chunks = stream_of_batches(*LAST_PIECE_WITH_THE_CALL)
+    assert _content(chunks) == "Let me check."
+    assert [(c.provider_specific_fields or {}).get("text_with_tool_calls") for c in chunks[1:-2]] == [
+        None
+    ] * 3
+    assert _anthropic_blocks(chunks) == [
+        ("text", "Let me check."),
+        ("tool_use", 'get_weather{"city": "Paris"}'),
+        ("stop", "tool_use"),
+    ]
+
+
+def test_held_tool_calls_end_the_content_in_the_order_they_came():
+    """Calls held for validation are not streamed, yet text after one is not content either."""
+    after = delta(
+        stage(preview=[msg("Let me check. Done.")], logs=[tool_log("get_weather", {"city": "Paris"})])
+    )
+    chunks = stream_of_batches(*LAST_PIECE_WITH_THE_CALL, (after,), hold_calls=True)
+    assert _content(chunks) == "Let me check."
+    assert not any(c.choices[0].delta.tool_calls for c in chunks)
+    assert [(c.provider_specific_fields or {}).get("text_with_tool_calls") for c in chunks[3:-2]] == [
+        " Done."
     ]

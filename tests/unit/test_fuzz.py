@@ -207,7 +207,7 @@ def test_any_event_sequence_streams_consistently(lines, expose_builtins, max_too
             else:
                 assert isinstance(piece, BuiltinToolUse)
                 builtin_results.setdefault((piece.name, _canonical(piece.input)), []).append(piece.result)
-        for chunk in maker.for_pieces(pieces, assembler):
+        for chunk in maker.for_pieces(pieces):
             delta = chunk.choices[0].delta
             chunk_text.append(delta.content or "")
             chunk_text.append((chunk.provider_specific_fields or {}).get("text_with_tool_calls", ""))

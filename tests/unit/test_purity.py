@@ -3,8 +3,10 @@
 * The core reads no clock, opens no socket, starts no process or thread, keeps no mutable module state
   and reads no file and no environment variable, except where ``CORE_READS`` says: the environment
   in the two modules that resolve a call's options (a variable is the fallback when a call gives
-  none) and files in the catalog module (the packaged catalog and the operator's catalog files, each
-  read once: its one cache).
+  none), files in the catalog module (the packaged catalog and the operator's catalog files, each
+  read once: its cache), and the bounded memories of ``memo`` (facts derived from an input, kept by
+  the input's digest: which schemas are valid, tools converted), which hold a lock because the sync
+  API uses them from its background loop's thread.
 * Reuse's pure rules (``PURE_REUSE``) touch none of these either.
 * Outside the core and the fake, ``CLOCKS`` lists every module that reads a clock, with why; in the
   driver the clock decides when an answer ends, and the core's end policy is handed those times.
@@ -23,7 +25,11 @@ CORE_READS = {
     "config/boundary": {"environment"},
     "config/options": {"environment"},
     "models/catalog": {"files", "cache"},
+    "memo": {"process"},  # threading.Lock only: the sync API's loop runs on a thread of its own
+    "answer/structured": {"cache"},  # VALID_SCHEMAS: the digests of the schemas found valid
+    "request/render": {"cache"},  # CONVERTED_TOOLS: a request's tools converted once
 }
+MEMORIES = ("DigestMemo",)  # a module-level one of these is a cache
 PURE_REUSE = ("reuse/fingerprint", "reuse/turns", "reuse/known_failures")
 CLOCKS = {
     "client/driver": "when an answer ends: the end policy is given the loop's time at each event",
@@ -129,6 +135,10 @@ def what_it_does(source: str) -> set[str]:
             found.add("cache")
     if _mutated_module_state(tree):
         found.add("state")
+    for node in tree.body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in MEMORIES:
+            found.add("cache")
     return found
 
 
@@ -169,6 +179,7 @@ def test_every_module_that_reads_a_clock_is_listed_with_its_reason() -> None:
         ("_seen: set[str] = set()\ndef f(k):\n    _seen.add(k)", {"state"}),
         ("x = 0\ndef f():\n    global x\n    x = 1", {"state"}),
         ("import socket", {"process"}),
+        ("from .memo import DigestMemo\nSEEN: DigestMemo[bool] = DigestMemo(size=8)", {"cache"}),
         ("TABLE = {'a': 1}\ndef f():\n    return TABLE['a']", set()),
         ("from time import strftime\nimport os\nx = os.pathsep", set()),
     ],

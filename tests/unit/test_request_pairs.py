@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.recorded_pairs import FIXTURES, expand
 
 from litellm_conol.reuse.fingerprint import (
     answered_refs,
@@ -70,7 +71,6 @@ from litellm_conol.reuse.fingerprint import (
     split_new_turn,
 )
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "request_pairs"
 STREAM_ROUTE = ":streamGenerateContent"  # Gemini streams by route, not by a body field
 SCOPE, SETTINGS = "scope", "settings"
 
@@ -107,17 +107,6 @@ class Pair:
     next: list[Any]  # the next request's messages, as the handler received them
 
 
-def _expand(value: Any, strings: list[str]) -> Any:
-    """A fixture value with its long strings put back (stored once, as ``{"$string": n}``)."""
-    if isinstance(value, dict):
-        if set(value) == {"$string"}:
-            return strings[value["$string"]]
-        return {k: _expand(v, strings) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_expand(v, strings) for v in value]
-    return value
-
-
 def _received_text(received: dict[str, Any]) -> str:
     if "parts" in received:  # generateContent: Gemini parts
         return "".join(part.get("text", "") for part in received["parts"])
@@ -135,7 +124,7 @@ def _received_text(received: dict[str, Any]) -> str:
 
 def _load(path: Path) -> list[Pair]:
     data = json.loads(path.read_text())
-    parts = [_expand(p, data["strings"]) for p in data["parts"]]
+    parts = [expand(p, data["strings"]) for p in data["parts"]]
     requests = data["requests"]
     pairs = []
     for index, pair in enumerate(data["pairs"]):

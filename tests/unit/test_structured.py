@@ -4,11 +4,14 @@ tool arguments and the repair messages (``litellm_conol.core.answer.structured``
 from __future__ import annotations
 
 import json
+from fractions import Fraction
+from typing import Any
 
 import pydantic
 import pytest
 
 from litellm_conol import BadRequest
+from litellm_conol.core.answer import structured
 from litellm_conol.core.answer.structured import (
     CallToCheck,
     Invalid,
@@ -17,6 +20,7 @@ from litellm_conol.core.answer.structured import (
     answer_repair,
     check_answer,
     check_tool_calls,
+    check_tool_schema,
     extract_json,
     format_instruction,
     parse_response_format,
@@ -299,3 +303,81 @@ def test_nested_models_validate_through_their_refs():
     assert check_answer(output, good) == Valid(good)
     bad = '{"name": "Ada", "addresses": [{"town": "London"}]}'
     assert check_answer(output, bad) == Invalid("at $.addresses[0]: 'city' is a required property")
+
+
+# --- each distinct schema is checked once -------------------------------------------------------
+
+
+@pytest.fixture
+def metaschema_checks(monkeypatch):
+    """The schemas checked against the metaschema (jsonschema's ``check_schema``), in order; the
+    memory of valid schemas starts empty and is emptied after."""
+    checked: list[Any] = []
+    real = structured.validators.validator_for
+
+    def counting(schema, default=None):
+        cls = real(schema, default=default)
+
+        class Counting(cls):  # type: ignore[misc, valid-type]
+            @classmethod
+            def check_schema(klass, schema, *args, **kwargs):
+                checked.append(schema)
+                return super().check_schema(schema, *args, **kwargs)
+
+        return Counting
+
+    monkeypatch.setattr(structured.validators, "validator_for", counting)
+    structured.VALID_SCHEMAS.clear()
+    yield checked
+    structured.VALID_SCHEMAS.clear()
+
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def test_a_valid_tool_schema_is_checked_once_whatever_its_key_order(metaschema_checks):
+    check_tool_schema("get_weather", WEATHER)
+    check_tool_schema("get_weather", json.loads(json.dumps(WEATHER)))  # a new request's copy
+    check_tool_schema("other_name", {"required": ["city"], **WEATHER})  # same schema, keys reordered
+    assert metaschema_checks == [WEATHER]
+
+
+def test_a_bad_schema_is_refused_with_the_same_error_every_time(metaschema_checks):
+    bad = {"type": "object", "properties": {"city": {"type": "strng"}}}
+    errors = []
+    for _ in range(2):
+        with pytest.raises(BadRequest) as caught:
+            check_tool_schema("get_weather", bad)
+        errors.append((caught.value.status_code, caught.value.message))
+    expected = (
+        "tool 'get_weather': its parameters is not a valid JSON Schema: "
+        "'strng' is not valid under any of the given schemas"
+    )
+    assert errors == [(400, expected), (400, expected)]
+    assert len(metaschema_checks) == 2  # never remembered
+
+
+def test_a_response_format_schema_shares_the_memory(metaschema_checks):
+    spec = {"type": "json_schema", "json_schema": {"name": "w", "schema": WEATHER}}
+    assert parse_response_format(spec) == OutputFormat("json_schema", WEATHER, "w")
+    check_tool_schema("get_weather", WEATHER)
+    assert metaschema_checks == [WEATHER]
+
+
+def test_a_schema_that_is_not_plain_json_is_never_taken_for_the_json_one(metaschema_checks):
+    """JSON would write a tuple as the list's text: jsonschema refuses the tuple, so a remembered
+    list must not let it through."""
+    check_tool_schema("t", {"type": "object", "required": ["city"]})
+    with pytest.raises(BadRequest) as caught:
+        check_tool_schema("t", {"type": "object", "required": ("city",)})
+    assert caught.value.message == (
+        "tool 't': its parameters is not a valid JSON Schema: ('city',) is not of type 'array'"
+    )
+    odd = {"type": "object", "properties": {"n": {"minimum": Fraction(1, 2)}}}  # valid, not JSON
+    check_tool_schema("t", odd)
+    check_tool_schema("t", odd)
+    assert len(metaschema_checks) == 4
+
+
+def test_the_memory_of_valid_schemas_is_bounded():
+    assert structured.VALID_SCHEMAS.size == 1024

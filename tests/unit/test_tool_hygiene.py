@@ -3,8 +3,12 @@ holds JSON Schema keywords only."""
 
 from __future__ import annotations
 
+import json
+
+import pydantic
 import pytest
 
+from litellm_conol import BadRequest
 from litellm_conol.core.request.render import convert_tools
 from litellm_conol.core.request.tool_hygiene import schema_keywords_only
 
@@ -83,3 +87,19 @@ def test_non_schema_keys_are_removed_at_every_depth_and_schema_keywords_kept():
     kept = {**schema, "defer_loading": False}  # (True would leave the tool out)
     (tool,) = convert_tools([{"type": "function", "function": {"name": "f", "parameters": kept}}])
     assert tool.input_schema == schema_keywords_only(schema)
+
+
+def test_the_same_tools_are_converted_once_and_shared():
+    """Agents resend their tools with every request: one converted list serves them all."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": SCHEMA}}]
+    first = convert_tools(tools)
+    again = convert_tools(json.loads(json.dumps(tools)))  # the next request's copy
+    assert again == first and again[0] is first[0]
+    with pytest.raises(pydantic.ValidationError):
+        first[0].name = "g"  # frozen: no request can change another's tools
+
+
+def test_bad_tools_are_refused_every_time():
+    for _ in range(2):
+        with pytest.raises(BadRequest, match=r"tools\[0\] has no name"):
+            convert_tools([{"type": "function", "function": {"parameters": SCHEMA}}])

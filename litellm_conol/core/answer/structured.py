@@ -21,6 +21,7 @@ from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
 from ..errors import BadRequest
+from ..memo import DigestMemo, json_digest
 
 # The draft for a schema whose ``$schema`` jsonschema does not know (``https://json-schema.org/draft-07/schema``
 # without the ``#``, as clients write it): named explicitly, since without ``default=`` jsonschema
@@ -95,11 +96,22 @@ def check_tool_schema(name: str, schema: Mapping[str, Any]) -> None:
 
 
 def _checked_schema(schema: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    digest = json_digest(schema)
+    if digest is not None and VALID_SCHEMAS.get(digest):
+        return schema
     try:
         validators.validator_for(schema, default=DEFAULT_VALIDATOR).check_schema(dict(schema))
     except schema_errors.SchemaError as exc:
         raise BadRequest(f"{where} is not a valid JSON Schema: {exc.message}") from None
+    if digest is not None:
+        VALID_SCHEMAS.put(digest, True)
     return schema
+
+
+# The digests of schemas found valid (~150 bytes each). Agents send the same tools' schemas with every
+# request, and checking them against the metaschema was most of a request's own CPU (12 tools: ~15 ms).
+# Only valid schemas are remembered: a bad one is checked, and refused with its error, every time.
+VALID_SCHEMAS: DigestMemo[bool] = DigestMemo(size=1024)
 
 
 def format_instruction(output: OutputFormat) -> str:

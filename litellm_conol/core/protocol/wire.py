@@ -41,7 +41,10 @@ MessagePart = TextPart | ImagePart
 
 
 class ToolSpec(BaseModel):
-    """A tool in conol's (Anthropic) format."""
+    """A tool in conol's (Anthropic) format; frozen: one converted tool serves every request that
+    sends the same tools (``core/request/render.py``)."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     description: str = ""

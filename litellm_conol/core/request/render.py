@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadRequest
+from ..memo import DigestMemo, json_digest
 from ..protocol.wire import ImagePart, MessagePart, TextPart, ToolSpec
 from .images import ImageLimits, ImageSource, image_of_part
 from .tool_hygiene import is_deferred, schema_keywords_only
@@ -209,12 +210,29 @@ def _part_text(part: Any, where: str) -> str:
 # --- tools --------------------------------------------------------------------------------------
 
 
+# Converted tool lists by the digest of the request's ``tools``: agents send the same tools with every
+# request, so the converted specs (frozen) are shared, not rebuilt and held again by each stream.
+CONVERTED_TOOLS: DigestMemo[tuple[ToolSpec, ...]] = DigestMemo(size=256)
+
+
 def convert_tools(tools: Sequence[Any] | None) -> list[ToolSpec]:
     """OpenAI- or Anthropic-format tool definitions → conol's Anthropic format, validated; deferred
     tools left out and schemas cut to JSON Schema keywords (``core/request/tool_hygiene.py``)."""
+    if not tools:
+        return []
+    digest = json_digest(tools)
+    known = CONVERTED_TOOLS.get(digest) if digest is not None else None
+    if known is None:
+        known = tuple(_converted(tools))
+        if digest is not None:
+            CONVERTED_TOOLS.put(digest, known)
+    return list(known)
+
+
+def _converted(tools: Sequence[Any]) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
     seen: set[str] = set()
-    for index, tool in enumerate(tools or ()):
+    for index, tool in enumerate(tools):
         if _deferred(tool):
             continue  # a placeholder the client loads later: not callable, so not conol's to offer
         spec = _convert_tool(index, tool)
