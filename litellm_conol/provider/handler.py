@@ -21,14 +21,15 @@ from ..client.pool import shared_client
 from ..client.transport import Transport
 from ..core.config.boundary import settings_of, settle_params
 from ..core.config.options import ConolRequest, build_request, is_health_check, request_endpoint
-from ..core.errors import ConolError
+from ..core.errors import BadRequest, ConolError
 from ..core.models.discovery import Discovered, discovery_settings
 from .caller import caller_of
 from .chunks import ChunkMaker
-from .deployment import deployment_params
+from .deployment import deployment_params, in_proxy, operator_connection
 from .exchange import Exchange
 from .model_map import register_model_map
 from .params_patch import allow_extra_params
+from .pre_call import ensure_pre_call_guard, install_pre_call_guard
 from .response import fill_health_response, fill_model_response
 from .sync import iterate_sync, run_sync
 from .usage_fields import noting
@@ -58,7 +59,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> ModelResponse:
         response: ModelResponse = kwargs.get("model_response") or ModelResponse()
-        if is_health_check(kwargs.get("litellm_params")):
+        if _is_health_check(kwargs.get("litellm_params")):
             # LiteLLM's health check (proxy /health, background checks): check the token, not a paid session.
             request = _request(model, messages, api_base, kwargs)
             await Transport(request.endpoint, shared_client()).check_token()
@@ -95,26 +96,42 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
     timeout: float | httpx.Timeout | None = kwargs.get("timeout")
     litellm_params = kwargs.get("litellm_params")
     body = original_body(litellm_params)
+    api_key: str | None = kwargs.get("api_key")
     try:
-        params = settle_params(
-            kwargs.get("optional_params") or {},
-            body,
-            deployment_params(litellm_params) if body is not None else None,
-        )
+        if in_proxy():
+            ensure_pre_call_guard()
+            if body is None and not is_health_check(litellm_params):
+                raise BadRequest(MISSING_SNAPSHOT)
+        operator = deployment_params(litellm_params) if body is not None else None
+        if body is not None:  # a proxied request: where conol is and its token are the operator's
+            api_key, api_base = operator_connection(operator, api_key, api_base)
+        params = settle_params(kwargs.get("optional_params") or {}, body, operator)
     except ConolError as refusal:
         refusal.refused_by = "settings_boundary"  # for the usage log: no session was spent on it
         raise
     request = build_request(
         model=model,
         messages=messages,
-        api_key=kwargs.get("api_key"),
+        api_key=api_key,
         api_base=api_base,
         optional_params=params,
         timeout=timeout,
         original_body=body,
-        discovered=_discovered(kwargs.get("api_key"), api_base, params),
+        discovered=_discovered(api_key, api_base, params),
     )
-    return dataclasses.replace(request, caller=caller_of(kwargs).digest())
+    caller = caller_of(kwargs)
+    if not caller.reusable:  # a proxy without keys: nobody's sessions are told apart, none continued
+        request = dataclasses.replace(request, reuse=dataclasses.replace(request.reuse, mode="off"))
+    return dataclasses.replace(request, caller=caller.digest())
+
+
+# A routed call always carries the proxy's record of the request; one without it came in some other
+# way (a fallbacks entry LiteLLM merged in can remove it), and nothing then tells the caller's
+# settings from the operator's: refused, never read as the SDK's "the code's author is the operator".
+MISSING_SNAPSHOT = (
+    "this call reached the conol handler inside a proxy without the proxy's record of the request "
+    "(proxy_server_request): refused, as the caller's settings could not be told from the operator's"
+)
 
 
 def original_body(litellm_params: Any) -> dict[str, Any] | None:
@@ -128,6 +145,12 @@ def original_body(litellm_params: Any) -> dict[str, Any] | None:
     server_request = litellm_params.get("proxy_server_request")
     body = server_request.get("body") if isinstance(server_request, dict) else None
     return body if isinstance(body, dict) else None
+
+
+def _is_health_check(litellm_params: Any) -> bool:
+    """LiteLLM's own health check of the deployment: never a proxied request (those carry the proxy's
+    record of the request, whatever their metadata says)."""
+    return original_body(litellm_params) is None and is_health_check(litellm_params)
 
 
 def _discovered(api_key: str | None, api_base: str | None, params: dict[str, Any]) -> Discovered | None:
@@ -144,3 +167,4 @@ conol_llm = ConolLLM()
 ``custom_provider_map``; ``register()`` installs it for SDK use."""
 allow_extra_params()  # wherever the handler is used (SDK or proxy), reasoning_effort passes LiteLLM
 register_model_map()  # and LiteLLM knows the catalog's models: capabilities, estimated prices
+install_pre_call_guard()  # in a proxy, the config line naming this handler installs its pre-call hook
