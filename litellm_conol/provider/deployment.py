@@ -44,6 +44,12 @@ def deployment_id(litellm_params: Any) -> str | None:
     return None
 
 
+def is_client_side_copy(litellm_params: Any) -> bool:
+    """Whether this call runs on the copy LiteLLM makes of a deployment for client-side credentials."""
+    model_info = litellm_params.get("model_info") if isinstance(litellm_params, Mapping) else None
+    return isinstance(model_info, Mapping) and bool(model_info.get("original_model_id"))
+
+
 def deployment_params(litellm_params: Any) -> dict[str, Any] | None:
     """The ``litellm_params`` of the deployment this call was routed to, ``None`` when not found."""
     model_id = deployment_id(litellm_params)

@@ -25,7 +25,7 @@ from ..core.errors import BadRequest, ConolError
 from ..core.models.discovery import Discovered, discovery_settings
 from .caller import caller_of
 from .chunks import ChunkMaker
-from .deployment import deployment_params, in_proxy, operator_connection
+from .deployment import deployment_params, in_proxy, is_client_side_copy, operator_connection
 from .exchange import Exchange
 from .model_map import register_model_map
 from .params_patch import allow_extra_params
@@ -105,7 +105,10 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
         operator = deployment_params(litellm_params) if body is not None else None
         if body is not None:  # a proxied request: where conol is and its token are the operator's
             api_key, api_base = operator_connection(operator, api_key, api_base)
+            body = caller_sent(litellm_params, body)
         params = settle_params(kwargs.get("optional_params") or {}, body, operator)
+        if body is not None and is_client_side_copy(litellm_params):
+            raise BadRequest(OWN_CREDENTIALS)
     except ConolError as refusal:
         refusal.refused_by = "settings_boundary"  # for the usage log: no session was spent on it
         raise
@@ -132,6 +135,23 @@ MISSING_SNAPSHOT = (
     "this call reached the conol handler inside a proxy without the proxy's record of the request "
     "(proxy_server_request): refused, as the caller's settings could not be told from the operator's"
 )
+
+
+# LiteLLM copies a deployment for a request carrying credentials of its own (api_key, api_base,
+# base_url); a conol deployment never takes a caller's (docs/configuration.md#who-sets-what).
+OWN_CREDENTIALS = (
+    "this request carries credentials of its own (api_key, api_base or base_url): conol's token and "
+    "address are set by the proxy operator, not per request; remove them from the request"
+)
+
+
+def caller_sent(litellm_params: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """The caller's body, with the credential keys the proxy keeps out of its record of it (LiteLLM
+    lists their names in ``proxy_server_request["credential_fields"]``; their values never)."""
+    server_request = litellm_params.get("proxy_server_request") if isinstance(litellm_params, dict) else None
+    fields = server_request.get("credential_fields") if isinstance(server_request, dict) else None
+    names = [name for name in fields or () if isinstance(name, str) and name not in body]
+    return {**body, **dict.fromkeys(names)} if names else body
 
 
 def original_body(litellm_params: Any) -> dict[str, Any] | None:

@@ -69,13 +69,7 @@ class ConolPreCallGuard(CustomLogger):  # type: ignore[misc]
 def check_fallbacks(data: Mapping[str, Any]) -> None:
     """A 400 naming the first key a caller's fallback entry may not carry; nothing otherwise."""
     for entry in fallback_entries(data):
-        for key in REFUSED_IN_FALLBACKS:
-            if key in entry:
-                raise BadRequest(
-                    f"`{key}` is not allowed in a fallbacks entry: an entry names a model and may carry "
-                    "per-request options only, never credentials, identity, the request or the deployment"
-                )
-        for name, _ in caller_options(entry):
+        for name, _ in caller_options(entry):  # first: the refusal names the option the entry carried
             setting = SETTINGS[name]
             if setting.scope == "operator" or not setting.param:
                 raise operator_refusal(setting, " (here in a fallbacks entry)")
@@ -83,6 +77,12 @@ def check_fallbacks(data: Mapping[str, Any]) -> None:
                 raise BadRequest(
                     f"`{name}` is not allowed in a fallbacks entry: it can only be tightened per request, at "
                     "the top level of the request (LiteLLM would apply an entry's value to the retried call)"
+                )
+        for key in REFUSED_IN_FALLBACKS:
+            if key in entry:
+                raise BadRequest(
+                    f"`{key}` is not allowed in a fallbacks entry: an entry names a model and may carry "
+                    "per-request options only, never credentials, identity, the request or the deployment"
                 )
 
 

@@ -1,20 +1,31 @@
 """The operator/caller boundary through the real proxy (docs/configuration.md#who-sets-what).
 
-Every ``operator`` option, at the top level and in ``extra_body`` of a chat request, is a 400 naming
-it, with no connection to a listener the request names, no request to conol and no session; Redis,
-image-fetch and reuse overrides are refused the same way on ``/v1/messages`` and ``/v1/responses``;
-a ``narrow`` option may lower the deployment's value and is refused when it widens it.
+The table: every option a caller may not set (``operator`` and ``narrow``: :data:`NOT_THE_CALLERS`) ×
+every place a caller can put it (:data:`PLACEMENTS`: the top level, ``extra_body``, and a
+``fallbacks`` entry, plain, with ``api_key: null`` and with ``proxy_server_request: null``) × chat,
+``/v1/messages`` and ``/v1/responses``: a 400 naming the option, no connection to the listener the
+value names, no request to conol (no session, no upload) and no image fetch (the request names an
+image URL; a fetch would log its refusal). A fallbacks entry is refused before routing by the
+provider's pre-call hook, installed by the same config line as the provider.
+
+Then: Redis, image-fetch and reuse overrides refused on ``/v1/messages`` and ``/v1/responses``; a
+``narrow`` option may lower the deployment's value; the identity auth wrote is the one the handler
+uses, on a fallback hop too, and a fallbacks entry cannot bring another.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
+from support.caller_kwargs import ENV_OUT
 from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
 
 from litellm_conol.core.config.settings_table import SETTINGS
@@ -22,12 +33,26 @@ from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(120)
 
-GUARDED = "guarded"  # the deployment name: max_images 5, session_reuse off
-OPERATOR_OPTIONS = sorted(
-    name
-    for name, s in SETTINGS.items()
-    if s.scope == "operator" and s.param and not s.litellm_guarded and name != "caller_options"
-)
+GUARDED = "guarded"  # the deployment name: every narrow option tightened, session_reuse off
+GUARDED_PARAMS = {
+    "model": "conol/claude-haiku-4-5",
+    "max_images": 5,
+    "max_image_bytes": 1024 * 1024,
+    "max_repair_turns": 0,
+    "tool_validation": "off",
+    "session_reuse": "off",
+}
+NOT_THE_CALLERS = sorted(name for name, s in SETTINGS.items() if s.scope != "request")
+PLACEMENTS = ["top level", "extra_body", "entry", "entry api_key null", "entry proxy_server_request null"]
+ROUTES = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
+# The narrow options, widened past GUARDED_PARAMS.
+WIDER = {
+    "max_images": 100,
+    "max_image_bytes": 50 * 1024 * 1024,
+    "max_repair_turns": 10,
+    "tool_validation": "repair",
+    "session_reuse": "auto",
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +84,32 @@ def boundary_fake() -> Iterator[FakeConol]:
 
 
 @pytest.fixture(scope="module")
-def boundary_proxy(boundary_fake, tmp_path_factory) -> Iterator[ProxyProcess]:
+def calls_file(tmp_path_factory) -> Path:
+    """What the handler was called with (``support.caller_kwargs``), one JSON line a call."""
+    return tmp_path_factory.mktemp("calls") / "calls.jsonl"
+
+
+@pytest.fixture(scope="module")
+def boundary_proxy(boundary_fake, calls_file, tmp_path_factory) -> Iterator[ProxyProcess]:
     config = shipped_config()
-    params = {"model": "conol/claude-haiku-4-5", "max_images": 5, "session_reuse": "off"}
-    config["model_list"].append({"model_name": GUARDED, "litellm_params": params})
+    # the provider's handler, recording what identity each call carried
+    config["litellm_settings"]["custom_provider_map"][0]["custom_handler"] = (
+        "support.caller_kwargs.recording_llm"
+    )
+    config["model_list"].append({"model_name": GUARDED, "litellm_params": GUARDED_PARAMS})
+    # lets a request fail its first try on purpose, so that LiteLLM runs its fallbacks
+    config["general_settings"]["dangerously_allow_mock_testing_request_params"] = True
     directory = tmp_path_factory.mktemp("boundary-proxy")
-    with running_proxy(config, directory, env=fake_env(boundary_fake), secrets=[boundary_fake.token]) as proc:
+    env = {**fake_env(boundary_fake), ENV_OUT: str(calls_file)}
+    with running_proxy(config, directory, env=env, secrets=[boundary_fake.token]) as proc:
         yield proc
+
+
+@pytest.fixture(scope="module")
+def raw(boundary_proxy) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {MASTER_KEY}", "x-api-key": MASTER_KEY}
+    with httpx.Client(base_url=boundary_proxy.base_url, headers=headers, timeout=60) as client:
+        yield client
 
 
 @pytest.fixture
@@ -75,8 +119,11 @@ def fake(boundary_fake):
 
 
 def value_naming(name: str, port: int) -> Any:
-    """A value for ``name`` that points at the listener where the option names a place."""
+    """A value for ``name`` that points at the listener where the option names a place (a wider one
+    for a narrow option)."""
     return {
+        "api_key": "caller-chosen-token",
+        "api_base": f"http://127.0.0.1:{port}",
         "redis_url": f"redis://127.0.0.1:{port}/0",
         "redis_host": "127.0.0.1",
         "redis_port": port,
@@ -88,26 +135,67 @@ def value_naming(name: str, port: int) -> Any:
         "default_effort": "max",
         "model_pinning": "pin",
         "discovery": "startup",
+        "caller_options": ["redis_url"],
+        "usage_log": "/tmp/caller-chosen.jsonl",
+        "models_file": "/etc/hostname",
+        **WIDER,
     }.get(name, SETTINGS[name].default)
+
+
+def request_body(route: str, extra: dict[str, Any], image_url: str) -> dict[str, Any]:
+    """A request on ``route`` naming ``image_url``, with ``extra`` merged in."""
+    if route == "chat":
+        content = [{"type": "text", "text": "Hi"}, {"type": "image_url", "image_url": {"url": image_url}}]
+        return {"model": GUARDED, "messages": [{"role": "user", "content": content}], **extra}
+    if route == "messages":
+        image = {"type": "image", "source": {"type": "url", "url": image_url}}
+        content = [{"type": "text", "text": "Hi"}, image]
+        return {
+            "model": GUARDED,
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": content}],
+            **extra,
+        }
+    content = [{"type": "input_text", "text": "Hi"}, {"type": "input_image", "image_url": image_url}]
+    return {"model": GUARDED, "input": [{"role": "user", "content": content}], **extra}
+
+
+def placed(name: str, value: Any, placement: str) -> dict[str, Any]:
+    if placement == "top level":
+        return {name: value}
+    if placement == "extra_body":
+        return {"extra_body": {name: value}}
+    entry: dict[str, Any] = {"model": "claude-haiku-4-5", name: value}
+    if placement == "entry api_key null":
+        entry["api_key"] = None
+    elif placement == "entry proxy_server_request null":
+        entry["proxy_server_request"] = None
+    return {"fallbacks": [entry]}
 
 
 def chat(proxy: ProxyProcess) -> openai.OpenAI:
     return openai.OpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60)
 
 
-@pytest.mark.parametrize("where", ["top level", "extra_body"])
-@pytest.mark.parametrize("name", OPERATOR_OPTIONS)
-def test_every_operator_option_in_a_chat_body_is_a_400_naming_it(boundary_proxy, fake, listener, name, where):
-    value = value_naming(name, listener.getsockname()[1])
-    # the openai SDK merges extra_body into the JSON body; a raw `extra_body` key is the other spelling
-    extra = {name: value} if where == "top level" else {"extra_body": {name: value}}
-    with pytest.raises(openai.BadRequestError) as caught:
-        chat(boundary_proxy).chat.completions.create(
-            model=GUARDED, messages=[{"role": "user", "content": "Hi"}], extra_body=extra
-        )
-    assert f"`{name}` is set by the proxy operator, not per request" in str(caught.value)
+@pytest.mark.parametrize("route", list(ROUTES))
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("name", NOT_THE_CALLERS)
+def test_no_place_a_caller_can_put_an_operator_or_narrow_option_gets_it_through(
+    boundary_proxy, raw, fake, listener, name, placement, route
+):
+    port = listener.getsockname()[1]
+    logged = boundary_proxy.log_path.stat().st_size
+    body = request_body(
+        route, placed(name, value_naming(name, port), placement), f"http://127.0.0.1:{port}/x.png"
+    )
+    response = raw.post(ROUTES[route], json=body)
+    if name == "api_base" and "Rejected Request: api_base is not allowed" in response.text:
+        assert response.status_code == 401  # LiteLLM's own guard came first, in its words (as auth)
+    else:
+        assert (response.status_code, f"`{name}`" in response.text) == (400, True), response.text
     assert connections(listener) == 0
     assert fake.requests == []
+    assert "image URL refused" not in boundary_proxy.log()[logged:]
 
 
 @pytest.mark.parametrize(
@@ -166,3 +254,60 @@ def test_a_deployment_with_reuse_off_never_continues_a_session(boundary_proxy, f
     )
     posts = [r.path for r in fake.requests if r.method == "POST"]
     assert posts == ["/api/sessions", "/api/sessions"]  # a whole new session for turn 2: no follow-up
+
+
+# --- who is calling ----------------------------------------------------------------------------------
+
+MASTER_HASH = "litellm_proxy_master_key"  # what LiteLLM's auth writes as the master key's hash
+FORGED = {"user_api_key_hash": "another-keys-hash", "user_api_key_team_id": "litellm-internal-health-check"}
+# one caller per route: the end user as each front door spells it, and forged identity in the metadata
+CALLERS = {
+    "chat": ({"user": "alice", "metadata": dict(FORGED)}, "alice"),
+    "messages": ({"metadata": {"user_id": "bob", **FORGED}, "litellm_metadata": dict(FORGED)}, "bob"),
+    "responses": ({"user": "carol", "metadata": {"tag": "t"}, "litellm_metadata": dict(FORGED)}, "carol"),
+}
+
+
+def calls(calls_file: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in calls_file.read_text().splitlines()] if calls_file.exists() else []
+
+
+def text_body(route: str, extra: dict[str, Any]) -> dict[str, Any]:
+    if route == "chat":
+        return {"model": GUARDED, "messages": [{"role": "user", "content": "Hi"}], **extra}
+    if route == "messages":
+        return {"model": GUARDED, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}], **extra}
+    return {"model": GUARDED, "input": "Hi", **extra}
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_the_caller_auth_wrote_is_captured_and_kept_on_a_fallback_hop(raw, fake, calls_file, route):
+    """The handler reads the caller the pre-call hook captured from auth, on a plain call and on the
+    hop LiteLLM makes to a caller's plain fallback (``mock_testing_fallbacks`` fails the first try)."""
+    extra, end_user = CALLERS[route]
+    expected = {
+        "proxied": True,
+        "key_hash": MASTER_HASH,
+        "team_id": None,
+        "user_id": "default_user_id",
+        "end_user": end_user,
+    }
+    for hop in ({}, {"mock_testing_fallbacks": True, "fallbacks": ["claude-haiku-4-5"]}):
+        seen = len(calls(calls_file))
+        response = raw.post(ROUTES[route], json=text_body(route, {**extra, **hop}))
+        assert response.status_code == 200, response.text
+        (call,) = calls(calls_file)[seen:]
+        assert call["read"] == {"captured": expected, "caller": expected}, hop
+
+
+@pytest.mark.parametrize("key", ["metadata", "litellm_metadata"])
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_a_fallbacks_entry_cannot_bring_another_identity(raw, fake, calls_file, route, key):
+    """Another key's hash, or the health check's team, in an entry LiteLLM would merge into the
+    retried call: refused before routing, nothing reaches the handler, no session."""
+    seen = len(calls(calls_file))
+    entry = {"model": "claude-haiku-4-5", key: dict(FORGED)}
+    response = raw.post(ROUTES[route], json=text_body(route, {"n": 2, "fallbacks": [entry]}))
+    assert response.status_code == 400
+    assert f"`{key}` is not allowed in a fallbacks entry" in response.text
+    assert calls(calls_file)[seen:] == [] and fake.requests == []
