@@ -19,6 +19,7 @@ way out. Not part of the test suite's pass/fail: the tests assert the refusal, t
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import statistics
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from . import procs
 from .proxy import free_port
@@ -44,10 +46,38 @@ def percent_encoded_png(megabytes: float) -> str:
     return "data:image/png,%" + data.hex("%").upper()
 
 
+def oversized_base64_png(megabytes: float) -> str:
+    """A base64 ``data:`` URL of ``megabytes`` MB of text (refused by its size before decoding)."""
+    size = int(megabytes * 1_000_000) * 3 // 4
+    return "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(size - 8)).decode()
+
+
 def peak_rss_mb(pid: int) -> tuple[float, float]:
     """(VmRSS, VmHWM) of ``pid`` in MB."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+# LiteLLM's own openai provider, at a port where nothing listens: what the proxy spends on the same
+# body with no conol code on the path (``--model openai-baseline``).
+BASELINE = {
+    "model_name": "openai-baseline",
+    "litellm_params": {
+        "model": "openai/gpt-4o",
+        "api_base": "http://127.0.0.1:9/v1",
+        "api_key": "x",
+        "max_retries": 0,
+    },
+}
+
+
+def proxy_config(repo: Path, out: Path) -> Path:
+    """The checkout's shipped config, and the baseline deployment."""
+    config = yaml.safe_load((repo / "proxy_config.yaml").read_text())
+    config["model_list"].append(BASELINE)
+    path = out / "hostile-config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
 
 
 def start_proxy(repo: Path, fake: Any, out: Path) -> tuple[Any, str]:
@@ -55,7 +85,7 @@ def start_proxy(repo: Path, fake: Any, out: Path) -> tuple[Any, str]:
     env = procs.child_env(LITELLM_MASTER_KEY=MASTER_KEY)
     env |= {"CONOL_API_BASE": fake.base_url, "CONOL_SESSION_TOKEN": fake.token}
     log = open(out / "hostile-proxy.log", "wb")  # noqa: SIM115 - the child owns it
-    command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(repo / "proxy_config.yaml")]
+    command = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(proxy_config(repo, out))]
     process = procs.subprocess.Popen(
         [*command, "--host", "127.0.0.1", "--port", str(port)],
         cwd=repo,
@@ -79,8 +109,8 @@ def start_proxy(repo: Path, fake: Any, out: Path) -> tuple[Any, str]:
     raise TimeoutError("proxy not ready")
 
 
-def chat_body(content: Any) -> dict[str, Any]:
-    return {"model": MODEL, "messages": [{"role": "user", "content": content}]}
+def chat_body(content: Any, model: str = MODEL) -> dict[str, Any]:
+    return {"model": model, "messages": [{"role": "user", "content": content}]}
 
 
 class Pinger(threading.Thread):
@@ -105,10 +135,21 @@ class Pinger(threading.Thread):
                 self.stopping.wait(0.01)
 
 
-def measure(base: str, pid: int, megabytes: float) -> dict[str, Any]:
+def hostile_content(kind: str, megabytes: float) -> Any:
+    """The message content of the hostile request: ``percent`` (the image above), ``base64`` (an
+    oversized base64 image of the same length) or ``text`` (that many MB of plain text, which
+    LiteLLM parses and copies as it does any body: what the proxy spends before our handler runs)."""
+    if kind == "text":
+        return "x" * int(megabytes * 1_000_000)
+    url = percent_encoded_png(megabytes) if kind == "percent" else oversized_base64_png(megabytes)
+    return [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": url}}]
+
+
+def measure(
+    base: str, pid: int, megabytes: float, kind: str = "percent", model: str = MODEL
+) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {MASTER_KEY}"}
-    url = percent_encoded_png(megabytes)
-    content = [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": url}}]
+    content = hostile_content(kind, megabytes)
     with httpx.Client(base_url=base, headers=headers, timeout=300) as client:
         client.post("/v1/chat/completions", json=chat_body("warm up")).raise_for_status()
     pingers = [Pinger(base, "liveliness"), Pinger(base, "chat")]
@@ -119,7 +160,7 @@ def measure(base: str, pid: int, megabytes: float) -> dict[str, Any]:
     rss_before, hwm_before = peak_rss_mb(pid)
     started = time.perf_counter()
     with httpx.Client(base_url=base, headers=headers, timeout=300) as client:
-        response = client.post("/v1/chat/completions", json=chat_body(content))
+        response = client.post("/v1/chat/completions", json=chat_body(content, model))
     took = time.perf_counter() - started
     time.sleep(1)
     for pinger in pingers:
@@ -145,6 +186,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repo", type=Path, default=ROOT, help="the checkout whose proxy runs")
     parser.add_argument("--mb", type=float, default=24.0, help="MB of percent-encoding in the image")
+    parser.add_argument("--kind", choices=("percent", "base64", "text"), default="percent")
+    parser.add_argument(
+        "--model", default=MODEL, help="the model the hostile request names (openai-baseline: no conol code)"
+    )
     args = parser.parse_args()
     from litellm_conol.fake import FakeConol
 
@@ -153,10 +198,10 @@ def main() -> None:
     with FakeConol() as fake:
         process, base = start_proxy(args.repo.resolve(), fake, out)
         try:
-            result = measure(base, process.pid, args.mb)
+            result = measure(base, process.pid, args.mb, args.kind, args.model)
         finally:
             procs.stop_group(process)
-    print(f"repo={args.repo} image={args.mb:g} MB of percent-encoding")
+    print(f"repo={args.repo} kind={args.kind} {args.mb:g} MB model={args.model}")
     for key, value in result.items():
         print(f"  {key}: {value}")
 

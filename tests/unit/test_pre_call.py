@@ -39,7 +39,8 @@ def test_an_entry_carrying_the_request_credentials_identity_or_deployment_is_ref
     for body in shapes({"model": "claude-haiku-4-5", key: None}):
         with pytest.raises(BadRequest) as caught:
             check_fallbacks(body)
-        assert caught.value.message.startswith(f"`{key}` is not allowed in a fallbacks entry"), body
+        refusal = "is set by the proxy operator" if key in SETTINGS else "is not allowed in a fallbacks entry"
+        assert caught.value.message.startswith(f"`{key}` {refusal}"), body
 
 
 @pytest.mark.parametrize("name", NOT_THE_CALLERS)
@@ -113,3 +114,84 @@ def test_register_installs_it_in_a_proxy_process(monkeypatch):
     monkeypatch.setitem(sys.modules, PROXY_SERVER_MODULE, ModuleType(PROXY_SERVER_MODULE))
     litellm_conol.register()
     assert litellm.callbacks == ["langfuse", pre_call.pre_call_guard]
+
+
+# --- a percent-encoded image, refused before LiteLLM writes the request out --------------------------
+
+LONG = "data:image/png," + "%00" * 30_000  # 90,000 characters of percent-encoding
+
+
+class StandInRouter:
+    def get_model_list(self, model_name: str) -> list[dict]:
+        models = {"claude-haiku-4-5": "conol/claude-haiku-4-5", "gpt-4o": "openai/gpt-4o"}
+        return [{"litellm_params": {"model": models[model_name]}}] if model_name in models else []
+
+
+@pytest.fixture
+def proxy_router(monkeypatch):
+    module = ModuleType(PROXY_SERVER_MODULE)
+    module.llm_router = StandInRouter()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, PROXY_SERVER_MODULE, module)
+
+
+@pytest.mark.parametrize(
+    "body, where",
+    [
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": LONG}}]}]},
+            "messages[0]",
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": LONG}}]}
+                ]
+            },
+            "messages[0]",
+        ),
+        ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": LONG}]}]}, "input[0]"),
+        ({"input": [{"type": "input_image", "image_url": "  " + LONG}]}, "input[0]"),
+    ],
+)
+async def test_a_long_percent_encoded_image_for_a_conol_model_is_refused_before_routing(
+    proxy_router, body, where
+):
+    with pytest.raises(BadRequest) as caught:
+        await ConolPreCallGuard().async_pre_call_hook(None, None, {"model": "claude-haiku-4-5", **body}, "x")
+    assert caught.value.message == (
+        f"{where}.content has an image in a data: URL that is not base64 and 90,000 characters long; such "
+        "data is taken up to 65,536 characters: send the image base64-encoded (data:image/png;base64,…)"
+    )
+
+
+async def test_other_models_and_other_images_pass_the_hook(proxy_router):
+    image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": LONG}}]}
+    for data in (
+        {"model": "gpt-4o", "messages": [image]},  # not ours to refuse
+        {"model": "unknown", "messages": [image]},
+        {
+            "model": "conol/claude-haiku-4-5",
+            "messages": [{"role": "user", "content": "data:image/png," + "%00" * 9}],
+        },
+        {
+            "model": "claude-haiku-4-5",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 90_000}}
+                    ],
+                }
+            ],
+        },
+        {
+            "model": "claude-haiku-4-5",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "image_url", "image_url": {"url": "data:image/png," + "%00" * 100}}],
+                }
+            ],
+        },
+    ):
+        await ConolPreCallGuard().async_pre_call_hook(None, None, data, "x")

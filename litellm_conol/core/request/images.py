@@ -178,16 +178,36 @@ def _data_url(url: str, start: int, where: str, max_bytes: int | None) -> tuple[
         return media_type, _base64(url, comma + 1, where, max_bytes)
     n = len(url) - comma - 1
     if n > MAX_PERCENT_ENCODED_CHARS:
-        raise BadRequest(
-            f"{where} has an image in a data: URL that is not base64 and {n:,} characters long; such "
-            f"data is taken up to {MAX_PERCENT_ENCODED_CHARS:,} characters: send the image base64-encoded "
-            "(data:image/png;base64,…)"
-        )
+        raise percent_encoded_refusal(n, where)
     if max_bytes is not None:
         # each byte is one character or a three-character %XX, and each "%" saves at most two
         at_least = max(-(-n // 3), n - 2 * url.count("%", comma + 1))
         _refuse_over(at_least, max_bytes, where)
     return media_type, unquote_to_bytes(url[comma + 1 :].strip())
+
+
+def percent_encoded_refusal(chars: int, where: str) -> BadRequest:
+    return BadRequest(
+        f"{where} has an image in a data: URL that is not base64 and {chars:,} characters long; such "
+        f"data is taken up to {MAX_PERCENT_ENCODED_CHARS:,} characters: send the image base64-encoded "
+        "(data:image/png;base64,…)"
+    )
+
+
+def long_percent_encoded(url: Any) -> int | None:
+    """The length of ``url``'s data when it is a ``data:`` URL that is not base64 and longer than
+    MAX_PERCENT_ENCODED_CHARS (what :func:`image_of_url` refuses); ``None`` otherwise. Looks at the
+    first characters only, whatever the URL's length."""
+    if not isinstance(url, str) or len(url) <= MAX_PERCENT_ENCODED_CHARS:
+        return None
+    start = _leading_space(url)
+    if url[start : start + 5].lower() != "data:":
+        return None
+    comma = url.find(",", start + 5, start + 5 + DATA_URL_HEADER_LIMIT)
+    if comma < 0 or "base64" in [kind.strip() for kind in url[start + 5 : comma].lower().split(";")[1:]]:
+        return None
+    chars = len(url) - comma - 1
+    return chars if chars > MAX_PERCENT_ENCODED_CHARS else None
 
 
 def _base64(text: str, start: int, where: str, max_bytes: int | None) -> bytes:
