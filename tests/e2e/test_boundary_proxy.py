@@ -10,7 +10,8 @@ provider's pre-call hook, installed by the same config line as the provider.
 
 Then: Redis, image-fetch and reuse overrides refused on ``/v1/messages`` and ``/v1/responses``; a
 ``narrow`` option may lower the deployment's value; the identity auth wrote is the one the handler
-uses, on a fallback hop too, and a fallbacks entry cannot bring another.
+uses, on a fallback hop too, and a fallbacks entry cannot bring another. All of it under a root path
+(``SERVER_ROOT_PATH``) that names one of LiteLLM's ``litellm_metadata`` routes.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from litellm_conol.fake import FakeConol
 
 pytestmark = pytest.mark.timeout(120)
 
+# The proxy is served under a root path naming one of LiteLLM's ``litellm_metadata`` routes: the
+# caller is still read from the dict auth wrote (a path match on the whole URL read every key as none).
+ROOT_PATH = "/team-files"
 GUARDED = "guarded"  # the deployment name: every narrow option tightened, session_reuse off
 GUARDED_PARAMS = {
     "model": "conol/claude-haiku-4-5",
@@ -100,15 +104,19 @@ def boundary_proxy(boundary_fake, calls_file, tmp_path_factory) -> Iterator[Prox
     # lets a request fail its first try on purpose, so that LiteLLM runs its fallbacks
     config["general_settings"]["dangerously_allow_mock_testing_request_params"] = True
     directory = tmp_path_factory.mktemp("boundary-proxy")
-    env = {**fake_env(boundary_fake), ENV_OUT: str(calls_file)}
+    env = {**fake_env(boundary_fake), ENV_OUT: str(calls_file), "SERVER_ROOT_PATH": ROOT_PATH}
     with running_proxy(config, directory, env=env, secrets=[boundary_fake.token]) as proc:
         yield proc
+
+
+def rooted(proxy: ProxyProcess) -> str:
+    return proxy.base_url + ROOT_PATH
 
 
 @pytest.fixture(scope="module")
 def raw(boundary_proxy) -> Iterator[httpx.Client]:
     headers = {"Authorization": f"Bearer {MASTER_KEY}", "x-api-key": MASTER_KEY}
-    with httpx.Client(base_url=boundary_proxy.base_url, headers=headers, timeout=60) as client:
+    with httpx.Client(base_url=rooted(boundary_proxy), headers=headers, timeout=60) as client:
         yield client
 
 
@@ -174,7 +182,7 @@ def placed(name: str, value: Any, placement: str) -> dict[str, Any]:
 
 
 def chat(proxy: ProxyProcess) -> openai.OpenAI:
-    return openai.OpenAI(base_url=proxy.base_url, api_key=MASTER_KEY, max_retries=0, timeout=60)
+    return openai.OpenAI(base_url=rooted(proxy), api_key=MASTER_KEY, max_retries=0, timeout=60)
 
 
 @pytest.mark.parametrize("route", list(ROUTES))
@@ -212,7 +220,7 @@ def test_no_place_a_caller_can_put_an_operator_or_narrow_option_gets_it_through(
 def test_overrides_are_refused_on_messages_and_responses_too(boundary_proxy, fake, listener, extra, mentions):
     port = listener.getsockname()[1]
     extra = {k: v.format(port=port) if isinstance(v, str) else v for k, v in extra.items()}
-    client = anthropic.Anthropic(base_url=boundary_proxy.base_url, api_key=MASTER_KEY, max_retries=0)
+    client = anthropic.Anthropic(base_url=rooted(boundary_proxy), api_key=MASTER_KEY, max_retries=0)
     with pytest.raises(anthropic.BadRequestError) as refused:
         client.messages.create(
             model=GUARDED, max_tokens=64, messages=[{"role": "user", "content": "Hi"}], extra_body=extra
