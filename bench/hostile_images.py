@@ -9,7 +9,8 @@ second client asks the same proxy ``GET /health/liveliness`` (answered on the sa
 
 - the request's status and time, and the proxy's peak RSS (``VmHWM``) before and after it;
 - the slowest liveliness answer and the slowest tiny chat answer during it, next to their medians
-  before it (the longest time the proxy's event loop was held).
+  and maxima in the 3 s before it (the longest time the proxy's event loop was held, and the
+  machine's noise floor).
 
 ``--repo PATH`` runs the proxy from another checkout (``--repo /work/main``: the numbers before a
 change), with this one's virtualenv. Everything talks to 127.0.0.1; the processes are stopped on the
@@ -178,6 +179,7 @@ def measure(
     for pinger in pingers:
         during = pinger.times[len(before[pinger.kind]) :]
         result[f"{pinger.kind}_median_before_ms"] = round(statistics.median(before[pinger.kind]) * 1000, 1)
+        result[f"{pinger.kind}_max_before_ms"] = round(max(before[pinger.kind]) * 1000, 1)  # the noise floor
         result[f"{pinger.kind}_max_during_ms"] = round(max(during, default=0.0) * 1000, 1)
     return result
 
