@@ -101,6 +101,9 @@ def boundary_proxy(boundary_fake, calls_file, tmp_path_factory) -> Iterator[Prox
         "support.caller_kwargs.recording_llm"
     )
     config["model_list"].append({"model_name": GUARDED, "litellm_params": GUARDED_PARAMS})
+    # an operator's own callbacks: the pre-call hook the provider installs survives LiteLLM setting
+    # them up (the shim does nothing without its environment variables)
+    config["litellm_settings"]["callbacks"] = ["support.hostile_shim.shim"]
     # lets a request fail its first try on purpose, so that LiteLLM runs its fallbacks
     config["general_settings"]["dangerously_allow_mock_testing_request_params"] = True
     directory = tmp_path_factory.mktemp("boundary-proxy")
