@@ -50,7 +50,6 @@ LOOKUPS_AT_ONCE = 4  # name lookups at a time, per request
 REFUSED = "image URL refused: not a public http(s) image"
 
 log = logging.getLogger("litellm_conol.images")
-system_resolve: Resolver = resolve_host
 
 
 def refused(where: str, host: str, reason: str) -> BadRequest:
@@ -68,7 +67,7 @@ class ImageFetcher:
 
     timeout: float
     max_bytes: int
-    resolve: Resolver = system_resolve
+    resolve: Resolver = resolve_host
     allowed: Callable[[str], bool] = is_public
     transport: httpx.AsyncBaseTransport | None = None
     allowed_ports: frozenset[int] = DEFAULT_FETCH_PORTS
