@@ -1,8 +1,9 @@
 """Uploading a request's images (``POST /api/assets``, docs/protocol.md#assets), each once per conversation.
 
 A chat client re-sends the whole conversation every turn, earlier images included. Uploads are
-remembered by content hash (and a fetched URL by its URL, for ``url_cache_ttl`` seconds: what a URL
-serves may change), per conol account, base URL and caller (docs/session-reuse.md#whose-sessions),
+remembered by content hash (and a fetched URL by its URL and the limits it was fetched under, for
+``url_cache_ttl`` seconds: what a URL serves may change, and another deployment may allow less), per
+conol account, base URL and caller (docs/session-reuse.md#whose-sessions),
 so an image already uploaded is named again, not sent again, and never another caller's upload. The
 account is keyed by a hash of its token: the token itself is never stored here.
 """
@@ -104,6 +105,10 @@ async def upload_asset(
         )
     except httpx.HTTPError as exc:
         raise error_for_transport(exc, doing, secrets=(endpoint.token,)) from None
+    # httpx's response and its stream refer to each other, and the response holds the request and so
+    # the image: only the cyclic garbage collector would free it, some time later. Read, the stream is
+    # done with: replaced, the image goes with the response (the byte budget counted it as gone).
+    response.stream = httpx.ByteStream(b"")
     if response.status_code == 413:
         raise ImageTooLarge(f"conol refused an image of {len(data):,} bytes as too large (413)")
     if response.status_code == 415:
@@ -138,42 +143,39 @@ async def upload_images(
     caller: str = "",
     tally: ImageTally | None = None,
 ) -> dict[str, AssetRef]:
-    """Each image's asset, by its pending key: from the cache, else uploaded; the http(s) images not
-    remembered (a URL for ``limits.url_cache_ttl`` seconds) are fetched first, together, under the
-    request's one fetch budget (``limits.fetch_timeout``). ``caller``: whose uploads are reused;
-    ``tally`` counts the uploads and fetches made."""
+    """Each image's asset, by its pending key: from the cache, else uploaded. The http(s) images not
+    remembered (a URL for ``limits.url_cache_ttl`` seconds, under the limits it was fetched with) are
+    fetched first, a few at a time under the request's one fetch budget (``limits.fetch_timeout``),
+    and each is uploaded as it arrives (its bytes never wait for the others'); then the decoded ones.
+    ``caller``: whose uploads are reused; ``tally`` counts the uploads and fetches made."""
     tally = tally or ImageTally()
-    known: dict[str, AssetRef] = {}
+    assets: dict[str, AssetRef] = {}
+    to_fetch: dict[str, str] = {}
     for key, source in images.items():
         max_age = limits.url_cache_ttl if source.url is not None else None
         asset = cache.get(endpoint, key, max_age, caller=caller)
         if asset is not None:
-            known[key] = asset
-    to_fetch = {key: s for key, s in images.items() if key not in known and s.data is None}
-    fetched = await _fetched(to_fetch, limits, fetcher)
-    tally.url_fetches += len(to_fetch)
-    assets: dict[str, AssetRef] = {}
+            assets[key] = asset
+        elif source.data is None:
+            to_fetch[key] = source.url or ""
+
+    async def uploaded(key: str, data: bytes, media_type: str) -> None:
+        assets[key] = await _upload(endpoint, client, data, media_type, cache, caller, tally)
+        cache.put(endpoint, key, assets[key], caller=caller)
+
+    if to_fetch:
+        tally.url_fetches += len(to_fetch)
+        keys = list(to_fetch)
+        fetcher = fetcher or ImageFetcher(
+            timeout=limits.fetch_timeout, max_bytes=limits.max_bytes, allowed_ports=limits.fetch_ports
+        )
+        await fetcher.fetch_each(
+            list(to_fetch.values()), lambda index, data, kind: uploaded(keys[index], data, kind), "image_url"
+        )
     for key, source in images.items():
-        asset = known.get(key)
-        if asset is None:
-            data, media_type = fetched.get(key) or (source.data or b"", source.media_type or "")
-            asset = await _upload(endpoint, client, data, media_type, cache, caller, tally)
-            cache.put(endpoint, key, asset, caller=caller)
-        assets[key] = asset
-    return assets
-
-
-async def _fetched(
-    to_fetch: Mapping[str, ImageSource], limits: ImageLimits, fetcher: ImageFetcher | None
-) -> dict[str, tuple[bytes, str]]:
-    """The http(s) images' (bytes, media type) by key, all fetched under one budget."""
-    if not to_fetch:
-        return {}
-    fetcher = fetcher or ImageFetcher(
-        timeout=limits.fetch_timeout, max_bytes=limits.max_bytes, allowed_ports=limits.fetch_ports
-    )
-    images = await fetcher.fetch_all([source.url or "" for source in to_fetch.values()], "image_url")
-    return dict(zip(to_fetch, images, strict=True))
+        if key not in assets:
+            await uploaded(key, source.data or b"", source.media_type or "")
+    return {key: assets[key] for key in images}
 
 
 async def _upload(

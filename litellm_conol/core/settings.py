@@ -53,7 +53,6 @@ class Setting:
     ranks: Mapping[str, int] | None = None
     when_true: str | None = None
     when_false: str | None = None
-    litellm_guarded: bool = False  # LiteLLM's own request-body guard refuses it (api_key, api_base)
     section: str = "connection"
 
     def describe(self) -> str:

@@ -21,15 +21,16 @@ from ..client.pool import shared_client
 from ..client.transport import Transport
 from ..core.config.boundary import settings_of, settle_params
 from ..core.config.options import ConolRequest, build_request, is_health_check, request_endpoint
-from ..core.errors import ConolError
+from ..core.errors import BadRequest, ConolError
 from ..core.models.discovery import Discovered, discovery_settings
 from .caller import caller_of
 from .chunks import ChunkMaker
-from .deployment import deployment_params
+from .deployment import deployment_params, in_proxy, is_client_side_copy, operator_connection
 from .exchange import Exchange
 from .litellm_compat import accept_custom_providers_on_generate_content
 from .model_map import register_model_map
 from .params_patch import allow_extra_params
+from .pre_call import ensure_pre_call_guard, install_pre_call_guard
 from .response import fill_health_response, fill_model_response
 from .sync import iterate_sync, run_sync
 from .usage_fields import noting
@@ -59,7 +60,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> ModelResponse:
         response: ModelResponse = kwargs.get("model_response") or ModelResponse()
-        if is_health_check(kwargs.get("litellm_params")):
+        if _is_health_check(kwargs.get("litellm_params")):
             # LiteLLM's health check (proxy /health, background checks): check the token, not a paid session.
             request = _request(model, messages, api_base, kwargs)
             await Transport(request.endpoint, shared_client()).check_token()
@@ -96,26 +97,62 @@ def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict
     timeout: float | httpx.Timeout | None = kwargs.get("timeout")
     litellm_params = kwargs.get("litellm_params")
     body = original_body(litellm_params)
+    api_key: str | None = kwargs.get("api_key")
     try:
-        params = settle_params(
-            kwargs.get("optional_params") or {},
-            body,
-            deployment_params(litellm_params) if body is not None else None,
-        )
+        if in_proxy():
+            ensure_pre_call_guard()
+            if body is None and not is_health_check(litellm_params):
+                raise BadRequest(MISSING_SNAPSHOT)
+        operator = deployment_params(litellm_params) if body is not None else None
+        if body is not None:  # a proxied request: where conol is and its token are the operator's
+            api_key, api_base = operator_connection(operator, api_key, api_base)
+            body = caller_sent(litellm_params, body)
+        params = settle_params(kwargs.get("optional_params") or {}, body, operator)
+        if body is not None and is_client_side_copy(litellm_params):
+            raise BadRequest(OWN_CREDENTIALS)
     except ConolError as refusal:
         refusal.refused_by = "settings_boundary"  # for the usage log: no session was spent on it
         raise
     request = build_request(
         model=model,
         messages=messages,
-        api_key=kwargs.get("api_key"),
+        api_key=api_key,
         api_base=api_base,
         optional_params=params,
         timeout=timeout,
         original_body=body,
-        discovered=_discovered(kwargs.get("api_key"), api_base, params),
+        discovered=_discovered(api_key, api_base, params),
     )
-    return dataclasses.replace(request, caller=caller_of(kwargs).digest())
+    caller = caller_of(kwargs)
+    if not caller.reusable:  # a proxy without keys: nobody's sessions are told apart, none continued
+        request = dataclasses.replace(request, reuse=dataclasses.replace(request.reuse, mode="off"))
+    return dataclasses.replace(request, caller=caller.digest())
+
+
+# A routed call always carries the proxy's record of the request; one without it came in some other
+# way (a fallbacks entry LiteLLM merged in can remove it), and nothing then tells the caller's
+# settings from the operator's: refused, never read as the SDK's "the code's author is the operator".
+MISSING_SNAPSHOT = (
+    "this call reached the conol handler inside a proxy without the proxy's record of the request "
+    "(proxy_server_request): refused, as the caller's settings could not be told from the operator's"
+)
+
+
+# LiteLLM copies a deployment for a request carrying credentials of its own (api_key, api_base,
+# base_url); a conol deployment never takes a caller's (docs/configuration.md#who-sets-what).
+OWN_CREDENTIALS = (
+    "this request carries credentials of its own (api_key, api_base or base_url): conol's token and "
+    "address are set by the proxy operator, not per request; remove them from the request"
+)
+
+
+def caller_sent(litellm_params: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """The caller's body, with the credential keys the proxy keeps out of its record of it (LiteLLM
+    lists their names in ``proxy_server_request["credential_fields"]``; their values never)."""
+    server_request = litellm_params.get("proxy_server_request") if isinstance(litellm_params, dict) else None
+    fields = server_request.get("credential_fields") if isinstance(server_request, dict) else None
+    names = [name for name in fields or () if isinstance(name, str) and name not in body]
+    return {**body, **dict.fromkeys(names)} if names else body
 
 
 def original_body(litellm_params: Any) -> dict[str, Any] | None:
@@ -129,6 +166,12 @@ def original_body(litellm_params: Any) -> dict[str, Any] | None:
     server_request = litellm_params.get("proxy_server_request")
     body = server_request.get("body") if isinstance(server_request, dict) else None
     return body if isinstance(body, dict) else None
+
+
+def _is_health_check(litellm_params: Any) -> bool:
+    """LiteLLM's own health check of the deployment: never a proxied request (those carry the proxy's
+    record of the request, whatever their metadata says)."""
+    return original_body(litellm_params) is None and is_health_check(litellm_params)
 
 
 def _discovered(api_key: str | None, api_base: str | None, params: dict[str, Any]) -> Discovered | None:
@@ -146,3 +189,4 @@ conol_llm = ConolLLM()
 allow_extra_params()  # wherever the handler is used (SDK or proxy), reasoning_effort passes LiteLLM
 register_model_map()  # and LiteLLM knows the catalog's models: capabilities, estimated prices
 accept_custom_providers_on_generate_content()  # and Gemini CLI's routes reach LiteLLM's adapter
+install_pre_call_guard()  # in a proxy, the config line naming this handler installs its pre-call hook

@@ -68,8 +68,18 @@ def _kept(value: Any) -> Any:
 
 
 def identity_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The identity-bearing parts of the handler's kwargs, as the fixture keeps them."""
+    """The identity-bearing parts of the handler's kwargs, as the fixture keeps them; and (not in the
+    fixture) the caller the pre-call hook captured and the one the handler reads."""
+    import dataclasses
+
+    from litellm_conol.provider.caller import caller_of, captured_caller
+
     params = kwargs.get("litellm_params") or {}
+    captured = captured_caller(params)
+    read = {
+        "captured": dataclasses.asdict(captured) if captured is not None else None,
+        "caller": dataclasses.asdict(caller_of(kwargs)),
+    }
     server = params.get("proxy_server_request") or {}
     body = server.get("body") or {}
     return {
@@ -82,6 +92,7 @@ def identity_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
             },
         },
         "logging_obj_user": getattr(kwargs.get("logging_obj"), "user", None),
+        "read": read,
     }
 
 

@@ -15,7 +15,15 @@ from support.caller_kwargs import FIXTURE, FORGED
 from litellm_conol.client.assets import AssetCache
 from litellm_conol.core.protocol.endpoint import Endpoint
 from litellm_conol.core.request.images import AssetRef
-from litellm_conol.provider.caller import Caller, auth_metadata_name, caller_of
+from litellm_conol.provider.caller import (
+    CAPTURED_KEY,
+    Caller,
+    CapturedCaller,
+    auth_metadata_name,
+    caller_from_auth,
+    caller_of,
+    request_route,
+)
 from litellm_conol.provider.handler import _request
 from litellm_conol.reuse.fingerprint import scope_digest
 from litellm_conol.reuse.known_failures import failure_key
@@ -118,19 +126,85 @@ def test_the_digest_holds_no_identity_in_clear():
     assert len(digest) == 64 and "alice" not in digest and MASTER not in digest
 
 
-def test_the_handler_puts_the_callers_digest_on_the_request():
+def handled(kwargs: dict[str, Any]) -> Any:
+    return _request("conol/claude-haiku-4-5", [{"role": "user", "content": "hi"}], "http://c", kwargs)
+
+
+def test_the_handler_puts_the_callers_digest_on_the_request(monkeypatch):
+    monkeypatch.setenv("CONOL_SESSION_TOKEN", "tok")  # a proxied call's token is the operator's
     kwargs = kwargs_of("messages_user_id")
     kwargs["litellm_params"]["proxy_server_request"]["body"] = {"model": "m", "max_tokens": 10}
-    request = _request(
-        "conol/claude-haiku-4-5",
-        [{"role": "user", "content": "hi"}],
-        "http://c",
-        {
-            **kwargs,
-            "api_key": "tok",
-        },
-    )
+    request = handled({**kwargs, "api_key": "caller-chosen"})
     assert request.caller == proxied("bob").digest()
+    assert (request.endpoint.token, request.reuse.mode) == ("tok", "auto")
+
+
+# --- what auth produced, captured before routing ---------------------------------------------------
+
+
+def captured(case: str) -> dict[str, Any]:
+    """The kwargs of ``case`` as the pre-call hook leaves them: its capture in the auth dict."""
+    kwargs = kwargs_of(case)
+    params = kwargs["litellm_params"]
+    auth = params[auth_metadata_name(params["proxy_server_request"]["url"])]
+    auth[CAPTURED_KEY] = CapturedCaller(caller_from_auth(auth, params["proxy_server_request"]["body"]))
+    return kwargs
+
+
+@pytest.mark.parametrize("case", ["chat_user", "messages_user_id", "responses_user"])
+def test_what_is_merged_into_the_call_later_never_replaces_the_captured_caller(case):
+    """A fallbacks entry's ``metadata`` / ``litellm_metadata`` replaces the dicts auth wrote: the
+    caller the hook captured stays, and a body cannot spell a capture of its own."""
+    kwargs = captured(case)
+    expected = caller_of(kwargs)
+    assert expected == caller_of(kwargs_of(case)) and expected.key_hash == MASTER
+    params = kwargs["litellm_params"]
+    capture = next(
+        params[n][CAPTURED_KEY] for n in ("metadata", "litellm_metadata") if CAPTURED_KEY in (params[n] or {})
+    )
+    forged = {**FORGED, CAPTURED_KEY: proxied("mallory").digest()}  # a string, not a capture
+    params["metadata"], params["litellm_metadata"] = dict(forged), {**forged, CAPTURED_KEY: capture}
+    assert caller_of(kwargs) == expected
+    params["litellm_metadata"] = dict(forged)  # the capture gone too: a string is never taken for one
+    assert caller_of(kwargs) != expected and caller_of(kwargs).key_hash == "forged-key-hash"
+
+
+def test_a_capture_survives_the_copies_litellm_makes_and_is_written_as_a_string():
+    capture = CapturedCaller(proxied("alice"))
+    for copied in (copy.deepcopy(capture), copy.copy({"k": capture})["k"]):
+        assert isinstance(copied, CapturedCaller) and copied.caller == proxied("alice")
+    assert json.dumps({"k": capture}) == json.dumps({"k": proxied("alice").digest()})
+
+
+@pytest.mark.parametrize("root", ["/files", "/api/responses/", "/v1/messages"])
+def test_the_auth_dict_is_chosen_from_the_route_under_the_proxys_root_path(root, monkeypatch):
+    """LiteLLM routes (and its auth writes) by the path with ``SERVER_ROOT_PATH`` removed: a root path
+    holding ``files`` or ``responses`` must not make every key read as nobody."""
+    monkeypatch.setenv("SERVER_ROOT_PATH", root)
+    base = "http://proxy" + root.rstrip("/")
+    assert auth_metadata_name(f"{base}/v1/chat/completions") == "metadata"
+    assert auth_metadata_name(f"{base}/v1/responses") == "litellm_metadata"
+    kwargs = kwargs_of("chat_user")
+    kwargs["litellm_params"]["proxy_server_request"]["url"] = f"{base}/v1/chat/completions"
+    assert caller_of(kwargs) == proxied("alice")
+
+
+def test_per_request_root_paths_are_removed_too(monkeypatch):
+    monkeypatch.setenv("SERVER_ROOT_PATHS", "/tenant-files, /tenant-files/responses")
+    assert request_route("/tenant-files/responses/v1/chat/completions") == "/v1/chat/completions"
+    assert request_route("/tenant-files/v1/chat/completions") == "/v1/chat/completions"
+    assert request_route("/tenant-filesx/v1/chat/completions") == "/tenant-filesx/v1/chat/completions"
+
+
+def test_inside_a_proxy_a_caller_without_a_key_hash_gets_no_reuse(monkeypatch):
+    """A proxy with no master key: every caller reads as the same nobody, so none continues a session."""
+    monkeypatch.setenv("CONOL_SESSION_TOKEN", "tok")
+    kwargs = kwargs_of("chat_user")
+    kwargs["litellm_params"]["metadata"]["user_api_key_hash"] = None
+    kwargs["litellm_params"]["proxy_server_request"]["body"] = {"model": "m"}
+    assert not caller_of(kwargs).reusable
+    assert handled(kwargs).reuse.mode == "off"
+    assert Caller(proxied=False).reusable and proxied(None).reusable
 
 
 # --- what the identity scopes ----------------------------------------------------------------------

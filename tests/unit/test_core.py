@@ -270,7 +270,8 @@ def test_render_roles_in_order():
         "Hi",
         "[Assistant]\nHello!",
         "Look:",
-        "pending-image:url:" + hashlib.sha256(b"https://x/y.png").hexdigest(),
+        # the URL and the limits it is fetched under (10 MiB, ports 80 and 443)
+        "pending-image:url:" + hashlib.sha256(b"https://x/y.png\x0010485760\x0080,443").hexdigest(),
     ]
 
 

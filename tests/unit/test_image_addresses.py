@@ -50,7 +50,9 @@ V6_REFUSED = [
     "64:ff9b:1::/48",
     "2002::/16",
     "2001::/32",
+    "2001:2::/48",
     "2001:db8::/32",
+    "3fff::/20",
     "2001:10::/28",
     "2001:20::/28",
     "100::/64",
@@ -256,3 +258,10 @@ async def test_zone_ids_and_odd_literals_are_refused(host):
     with pytest.raises(BadRequest) as caught:
         await fetcher(recorder).fetch(f"http://{host}/x.png")
     assert caught.value.message == f"image: {REFUSED}" and recorder.sent == []
+
+
+@pytest.mark.parametrize("address", ["2001:2::1", "2001:2:0:ffff::1", "3fff::1", "3fff:fff:ffff::1"])
+def test_the_benchmarking_and_new_documentation_ranges_are_not_public(address):
+    """2001:2::/48 (RFC 5180) and 3fff::/20 (RFC 9637) sit inside global unicast 2000::/3."""
+    assert is_public(address) is False
+    assert is_public("2001:3::1") is True and is_public("3fff:1000::1") is True

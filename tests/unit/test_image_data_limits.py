@@ -53,20 +53,53 @@ def test_an_oversized_base64_image_is_refused_before_it_is_decoded(shape, wrap):
     )
 
 
-def test_an_oversized_percent_encoded_data_url_is_refused_before_it_is_decoded():
-    url = "data:image/png," + "%00" * (MiB + 1)
+def peak_of(call, *args):
+    """(what ``call(*args)`` returned or raised, the peak of memory traced while it ran)."""
     tracemalloc.start()
     try:
-        with pytest.raises(BadRequest) as caught:
-            image_of_part({"type": "image_url", "image_url": {"url": url}}, "m", LIMITS)
-        peak = tracemalloc.get_traced_memory()[1]
+        try:
+            result = call(*args)
+        except BadRequest as refusal:
+            result = refusal
+        return result, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < MiB
-    assert (
-        caught.value.message
-        == "m has an image of 1,048,577 bytes, over this deployment's max_image_bytes (1,048,576)"
+
+
+def test_a_large_percent_encoded_data_url_is_refused_before_anything_is_decoded():
+    """24 MB of ``%XX`` (8 MB of bytes, within the default cap): decoding it one escape at a time took
+    gigabytes and seconds of the event loop. Refused at once, holding nothing."""
+    data = PNG + bytes(8_000_000 - len(PNG))
+    url = "data:image/png,%" + data.hex("%")
+    refusal, peak = peak_of(
+        image_of_part, {"type": "image_url", "image_url": {"url": url}}, "m", ImageLimits()
     )
+    assert peak < 64 * 1024
+    assert isinstance(refusal, BadRequest) and refusal.message == (
+        "m has an image in a data: URL that is not base64 and 24,000,000 characters long; such data is "
+        "taken up to 65,536 characters: send the image base64-encoded (data:image/png;base64,…)"
+    )
+
+
+def test_a_small_percent_encoded_image_is_taken_and_measured_against_max_image_bytes():
+    icon = PNG + b"\x00\x01 tiny"
+    url = "data:image/png," + "".join(f"%{b:02X}" if b > 0x7E or b < 0x30 else chr(b) for b in icon)
+    assert image_of_part({"type": "image_url", "image_url": {"url": url}}, "m", LIMITS).data == icon
+    with pytest.raises(BadRequest) as caught:
+        image_of_part({"type": "image_url", "image_url": {"url": url}}, "m", ImageLimits(max_bytes=10))
+    assert caught.value.message == "m has an image of 15 bytes, over this deployment's max_image_bytes (10)"
+
+
+def test_base64_broken_by_whitespace_everywhere_decodes_without_an_object_per_piece():
+    """``"iV BO Rw …"``: split into pieces it held an object per piece (about 25 times the text)."""
+    data = PNG + bytes(1_500_000 - len(PNG))
+    encoded = base64.b64encode(data).decode()
+    payload = " ".join(encoded[i : i + 2] for i in range(0, len(encoded), 2))
+    image, peak = peak_of(image_of_part, parts(payload)[0], "m", ImageLimits(max_bytes=2 * MiB))
+    assert image.data == data
+    # the text as bytes, then without the spaces (bytes.translate sizes its result as its input):
+    # about 2 times the text; an object per piece held about 30 times it
+    assert peak < 3 * len(payload)
 
 
 @pytest.mark.parametrize("extra", [-2, -1, 0, 1, 2])

@@ -1,23 +1,18 @@
 """What one image fetch (client/fetch.py) costs the proxy at most, over in-memory transports and
 injected resolvers: raw reads (a compression bomb stays small), the refusal that says nothing of the
-address, signature sniffing, and lookups in threads of their own. The per-request budget and the URL
-cache: test_image_fetch_budget.py."""
+address, and signature sniffing. The per-request budget, the byte budget and the URL cache:
+test_image_fetch_budget.py; name lookups: test_image_resolver.py."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import logging
-import socket
-import threading
-import time
 import tracemalloc
 
 import httpx
 import pytest
 
 from litellm_conol import BadRequest, ImageTypeUnsupported
-from litellm_conol.client import fetch as fetch_module
 from litellm_conol.client.fetch import ImageFetcher
 from litellm_conol.core.protocol.endpoint import Endpoint
 
@@ -125,26 +120,3 @@ async def test_the_caller_learns_nothing_of_how_an_internal_name_resolves(caplog
         "image URL refused (messages[1].content): host 'db.corp' has scheme 'ftp', not http(s)",
     ]
     assert all(r.levelno == logging.WARNING for r in caplog.records)
-
-
-# --- 8: lookups in threads of their own ------------------------------------------------------
-
-
-async def test_system_lookups_run_in_their_own_few_threads(monkeypatch):
-    """Not the default thread pool, and at most four at a time in the process."""
-    lock, active, seen = threading.Lock(), [0, 0], set()
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        with lock:
-            active[0] += 1
-            active[1] = max(active[1], active[0])
-            seen.add(threading.current_thread().name.split("_")[0])
-        time.sleep(0.05)
-        with lock:
-            active[0] -= 1
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    answers = await asyncio.gather(*(fetch_module.system_resolve(f"h{i}.example", 80) for i in range(10)))
-    assert answers == [["93.184.216.34"]] * 10
-    assert (active[1], seen) == (4, {"conol-image-dns"})

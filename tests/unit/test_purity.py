@@ -35,6 +35,7 @@ CLOCKS = {
     "client/driver": "when an answer ends: the end policy is given the loop's time at each event",
     "client/assets": "how long an uploaded image is remembered per conversation (an injected clock)",
     "client/discovery": "when the next discovery is due",
+    "client/fetch": "the deadline all of a request's image fetches share (image_fetch_timeout)",
     "client/recording": "each recorded event's time since the start, for replay",
     "reuse/failure_guard": "how long a failure is remembered, and the wait for a twin request",
     "reuse/shared_state": "when a memory entry expires, and when a failed Redis is tried again",

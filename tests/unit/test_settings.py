@@ -14,11 +14,8 @@ from litellm_conol.ops import reference_markdown
 from litellm_conol.ops.settings_doc import page_with_reference
 
 SCOPES = {name: setting.scope for name, setting in SETTINGS.items()}
-OPERATOR_OPTIONS = sorted(
-    name
-    for name, s in SETTINGS.items()
-    if s.scope == "operator" and s.param and not s.litellm_guarded and name != "caller_options"
-)
+# every option a caller may not set: the connection (api_key, api_base) and the environment-only ones too
+OPERATOR_OPTIONS = sorted(name for name, s in SETTINGS.items() if s.scope == "operator")
 NO_ENV: dict[str, str] = {}
 
 
@@ -195,6 +192,74 @@ def test_an_operator_can_open_an_option_to_callers():
 def test_a_narrow_option_is_refused_when_the_deployment_cannot_be_read():
     with pytest.raises(BadRequest, match="`max_images` can only be tightened per request, and this"):
         settle_params({"max_images": 1}, {"max_images": 1}, None, NO_ENV)
+
+
+def test_a_narrow_option_is_checked_on_the_value_the_call_will_use():
+    """The body asks for 1 image; a fallbacks entry LiteLLM merged in says 100: the merge is what the
+    call would use, so that is what is checked."""
+    body = {"max_images": 1}
+    with pytest.raises(BadRequest) as caught:
+        settle_params({**merged(body), "max_images": 100}, body, DEPLOYMENT, NO_ENV)
+    assert caught.value.message == (
+        "`max_images` can only be tightened per request: this deployment allows 5, the request asked for 100"
+    )
+
+
+def test_without_the_deployment_nothing_in_the_merge_is_taken_for_an_option_not_the_callers():
+    """Fail closed: the merge cannot tell the operator's values from a caller's, so neither is used."""
+    smuggled = {
+        "redis_url": "redis://evil:1",
+        "image_fetch": "public",
+        "max_images": 99,
+        "timezone": "Asia/Tokyo",
+    }
+    assert settle_params(smuggled, {"messages": []}, None, NO_ENV) == {"timezone": "Asia/Tokyo"}
+
+
+@pytest.mark.parametrize(
+    "name", ["usage_log", "models_file", "max_concurrent_polls", "image_bytes_in_flight"]
+)
+def test_an_environment_only_option_in_a_body_is_a_400_naming_it(name):
+    body = {"extra_body": {name: "1"}}
+    with pytest.raises(BadRequest) as caught:
+        settle_params(merged(body), body, DEPLOYMENT, NO_ENV)
+    assert caught.value.message == (
+        f"`{name}` is set by the proxy operator, not per request: it is read from the environment "
+        f"({SETTINGS[name].env}) only; remove it from the request"
+    )
+
+
+def test_api_key_in_a_body_is_refused_by_us():
+    """LiteLLM 1.108 does not guard a body's ``api_key``: the boundary does."""
+    for body in ({"api_key": "caller-token"}, {"extra_body": {"api_key": None}}):
+        with pytest.raises(BadRequest, match="^`api_key` is set by the proxy operator, not per request"):
+            settle_params(merged(body), body, DEPLOYMENT, NO_ENV)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("api_key", "api_base", "redis_url", "redis_host", "redis_port", "image_fetch_ports"),
+        *("discovery", "discovery_interval", "session_reuse_cap", "session_reuse_backoff", "usage_log"),
+        *("balance_poll_interval", "min_balance"),
+    ],
+)
+def test_caller_options_cannot_open_what_shapes_connections_or_shared_state(name):
+    with pytest.raises(BadRequest) as caught:
+        settle_params({}, {}, {**DEPLOYMENT, "caller_options": [name]}, NO_ENV)
+    assert (
+        caught.value.message == f"caller_options names {name!r}, which is not an option a caller can be given"
+    )
+
+
+def test_params_are_flattened_once():
+    """An ``extra_body`` inside ``extra_body`` is never lifted into the options (it is refused for an
+    operator option, and a narrow or caller option two levels down is simply not read)."""
+    params = {"extra_body": {"extra_body": {"api_base": "http://evil", "timezone": "Asia/Tokyo"}}}
+    assert settle_params(params, None, None, NO_ENV) == {}
+    assert settings_of(settle_params(params, None, None, NO_ENV), NO_ENV)["timezone"] == "UTC"
+    body = {"extra_body": {"extra_body": {"max_images": 1}}}
+    assert settle_params(body, body, DEPLOYMENT, NO_ENV)["max_images"] == 5  # the deployment's
 
 
 def test_outside_a_proxy_the_code_author_is_the_operator():

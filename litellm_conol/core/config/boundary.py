@@ -3,11 +3,16 @@
 LiteLLM merges a caller's body keys (top level and ``extra_body``) over the deployment's
 ``litellm_params``, and the handler receives only the merge. So the caller's keys are read from the
 body the proxy received, and the operator's values from the deployment itself. An ``operator``
-option in the body is refused, a ``narrow`` one that widens is refused, and the operator's values
-replace whatever the merge holds for every option a caller may not set, so a caller's key that
-reached the merge some other way changes nothing. All of it before any network I/O.
+option in the body is refused (an environment-only one too), a ``narrow`` one is refused when the
+value the call would use widens the deployment's, and the operator's values replace whatever the
+merge holds for every option a caller may not set, so a caller's key that reached the merge some
+other way (a ``fallbacks`` entry LiteLLM merged in) changes nothing. When the deployment cannot be
+found, nothing in the merge is taken for any option that is not the caller's (fail closed). All of
+it before any network I/O.
 
 Outside a proxy (``caller_body`` is ``None``) the code's author is the operator: nothing is refused.
+The provider decides when that applies: inside a proxy process a call without the proxy's request
+snapshot never gets here as "the code's author" (``provider/handler.py``).
 """
 
 from __future__ import annotations
@@ -18,19 +23,25 @@ from typing import Any
 
 from ..errors import BadRequest
 from ..settings import Setting, Settings, read_settings
-from .settings_table import SETTINGS
+from .settings_table import NEVER_OPENED, SETTINGS
 
 # LiteLLM's proxy passes a raw ``extra_body`` key on as a kwarg, and its guard descends one level;
 # an ``extra_body`` inside it is refused as deep as this, which is deeper than any reader looks.
 MAX_EXTRA_BODY_DEPTH = 4
+# Where conol is and its token: LiteLLM hands them to the handler as arguments of their own, and the
+# provider takes them from the deployment in a proxy (``provider/deployment.py``).
+CONNECTION = ("api_key", "api_base")
 
 
 def flat_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` with its ``extra_body`` keys over its own (how the handler reads options)."""
+    """``params`` with its ``extra_body`` keys over its own: the one flattening every reader uses.
+
+    Only one level: an ``extra_body`` inside ``extra_body`` is dropped, never lifted, so flattening
+    twice reads the same options as once (and no option hides two levels down)."""
     flat = {key: value for key, value in params.items() if key != "extra_body"}
     extra_body = params.get("extra_body")
     if isinstance(extra_body, Mapping):
-        flat.update(extra_body)
+        flat.update((key, value) for key, value in extra_body.items() if key != "extra_body")
     return flat
 
 
@@ -59,56 +70,69 @@ def caller_options(body: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
         raise BadRequest(f"extra_body is nested more than {MAX_EXTRA_BODY_DEPTH} levels deep")
 
 
+def operator_refusal(setting: Setting, where: str = "") -> BadRequest:
+    """The 400 for an ``operator`` option a caller named (``where``: e.g. " in a fallbacks entry")."""
+    if not setting.param:
+        return BadRequest(
+            f"`{setting.name}` is set by the proxy operator, not per request{where}: it is read from the "
+            f"environment ({setting.env}) only; remove it from the request"
+        )
+    return BadRequest(
+        f"`{setting.name}` is set by the proxy operator, not per request{where}: remove it from the "
+        "request (a deployment can open it to callers with caller_options)"
+    )
+
+
 def settle_params(
     optional_params: Mapping[str, Any],
     caller_body: Mapping[str, Any] | None,
     operator_params: Mapping[str, Any] | None,
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The params the handler may read: the merge, with the boundary enforced (a 400 naming the
-    option when a caller oversteps). ``operator_params``: the deployment's ``litellm_params``
-    (``None`` when it cannot be found: then a ``narrow`` option from the body is refused)."""
+    """The params the handler may read: the merge (flattened once), with the boundary enforced (a
+    400 naming the option when a caller oversteps). ``operator_params``: the deployment's
+    ``litellm_params`` (``None`` when it cannot be found: then a ``narrow`` option from the body is
+    refused and no option that is not the caller's is taken from the merge)."""
     merged = flat_params(optional_params)
     if caller_body is None:
         return merged
     operator = flat_params(operator_params) if operator_params is not None else None
     environ = os.environ if environ is None else environ
-    opened = _opened(operator if operator is not None else merged)
+    opened = _opened(operator) if operator is not None else frozenset()
     caller_set: set[str] = set()
-    for name, value in caller_options(caller_body):
+    for name, _ in caller_options(caller_body):
         setting = SETTINGS[name]
-        if setting.scope == "request" or setting.litellm_guarded or not setting.param or name in opened:
+        if setting.scope == "request":
             continue
-        if setting.scope == "operator":
-            raise BadRequest(
-                f"`{name}` is set by the proxy operator, not per request: remove it from the request "
-                "(a deployment can open it to callers with caller_options)"
-            )
-        _check_narrow(setting, value, operator, environ)
-        caller_set.add(name)
-    if operator is not None:
-        _operator_values_win(merged, operator, opened | caller_set)
+        if name not in opened:
+            if setting.scope == "operator" or not setting.param:
+                raise operator_refusal(setting)
+            if operator is None:
+                raise BadRequest(
+                    f"`{name}` can only be tightened per request, and this deployment's own value could "
+                    "not be read: remove it from the request"
+                )
+        if name in merged:  # what the call will use; one deeper than the merge reads is not taken
+            caller_set.add(name)
+    for name in caller_set - opened:
+        _check_narrow(SETTINGS[name], merged[name], operator or {}, environ)
+    _operator_values_win(merged, operator or {}, caller_set)
     return merged
 
 
 def _opened(params: Mapping[str, Any]) -> frozenset[str]:
     names: tuple[str, ...] = SETTINGS["caller_options"].coerce(params.get("caller_options"))
     for name in names:
-        setting = SETTINGS.get(name)
-        if setting is None or name == "caller_options" or not setting.param or setting.litellm_guarded:
+        if name not in SETTINGS or name in NEVER_OPENED:
             raise BadRequest(f"caller_options names {name!r}, which is not an option a caller can be given")
     return frozenset(names)
 
 
 def _check_narrow(
-    setting: Setting, value: Any, operator: Mapping[str, Any] | None, environ: Mapping[str, str]
+    setting: Setting, value: Any, operator: Mapping[str, Any], environ: Mapping[str, str]
 ) -> None:
+    """``value`` (what the call will use) at or below what the deployment allows, else a 400."""
     name = setting.name
-    if operator is None:
-        raise BadRequest(
-            f"`{name}` can only be tightened per request, and this deployment's own value could not be "
-            "read: remove it from the request"
-        )
     asked = setting.coerce(value, name)
     allowed = read_settings({name: setting}, operator, environ)[name]
     if _rank(setting, asked) > _rank(setting, allowed):
@@ -124,13 +148,13 @@ def _rank(setting: Setting, value: Any) -> float:
     return float(value)
 
 
-def _operator_values_win(
-    merged: dict[str, Any], operator: Mapping[str, Any], callers: frozenset[str] | set[str]
-) -> None:
+def _operator_values_win(merged: dict[str, Any], operator: Mapping[str, Any], callers: set[str]) -> None:
+    """Every option that is not the caller's takes the deployment's value (or none: the environment's).
+    The connection (``api_key``, ``api_base``) is never read from params: the provider passes it."""
     for name, setting in SETTINGS.items():
-        if setting.scope == "request" or not setting.param or setting.litellm_guarded or name in callers:
+        if setting.scope == "request" or not setting.param or name in callers:
             continue
-        if name in operator:
+        if name in operator and name not in CONNECTION:
             merged[name] = operator[name]
         else:
             merged.pop(name, None)

@@ -16,6 +16,7 @@ from ..protocol.endpoint import DEFAULT_BASE_URL
 from ..request.images import (
     DEFAULT_FETCH_PORTS,
     DEFAULT_FETCH_TIMEOUT,
+    DEFAULT_IMAGE_BYTES_IN_FLIGHT,
     DEFAULT_MAX_IMAGE_BYTES,
     DEFAULT_MAX_IMAGES,
     DEFAULT_URL_CACHE_TTL,
@@ -36,10 +37,10 @@ _CONNECTION = (
     Setting("api_key", "secret", None, "operator",
             "conol session token (the `__Secure-better-auth.session_token` cookie); none → "
             "`AuthenticationError` (401) before any network call",
-            env="CONOL_SESSION_TOKEN", litellm_guarded=True),
+            env="CONOL_SESSION_TOKEN"),
     Setting("api_base", "text", DEFAULT_BASE_URL, "operator",
             "where conol is (the fake's URL in tests)",
-            env="CONOL_API_BASE", litellm_guarded=True),
+            env="CONOL_API_BASE"),
     Setting("agent_model", "text", None, "operator",
             "the `agentModel` to send, for an id the catalog does not know (default: from the catalog)"),
     Setting("strict_model", "flag", False, "operator",
@@ -53,7 +54,9 @@ _CONNECTION = (
             "([details](effort-and-retries.md#default-and-cap-per-deployment))",
             section="effort"),
     Setting("caller_options", "names", (), "operator",
-            "option names this deployment opens to callers: a caller's value is then taken as it is (see "
+            "option names this deployment opens to callers: a caller's value is then taken as it is; never "
+            "`api_key`, `api_base`, `redis_*`, `image_fetch_ports`, `discovery*`, `session_reuse_cap`, "
+            "`session_reuse_backoff`, `balance_poll_interval` or `min_balance` (see "
             "[Who sets what](#who-sets-what))"),
     Setting("models_file", "text", None, "operator",
             "a models.json of your own, instead of the packaged catalog",
@@ -127,6 +130,11 @@ _IMAGES = (
     Setting("image_url_cache_ttl", "seconds", DEFAULT_URL_CACHE_TTL, "operator",
             "how long an uploaded image URL's asset is reused before the URL is fetched again",
             low=0, high=DAY, low_open=True, section="images"),
+    Setting("image_bytes_in_flight", "whole", DEFAULT_IMAGE_BYTES_IN_FLIGHT, "operator",
+            "bytes of fetched image URLs held at once per process (per event loop), all requests "
+            "together: a fetch waits for room within `image_fetch_timeout`, and each image is uploaded "
+            "as it arrives",
+            env="CONOL_IMAGE_BYTES_IN_FLIGHT", param=False, low=MiB, high=64 * 1024 * MiB, section="images"),
     Setting("max_image_bytes", "whole", DEFAULT_MAX_IMAGE_BYTES, "narrow",
             "largest image (decoded or fetched); a caller may only lower it",
             low=1, high=50 * MiB, section="images"),
@@ -220,6 +228,31 @@ _OPENAI = (
 SETTINGS: dict[str, Setting] = {
     s.name: s for group in (_CONNECTION, _TIMING, _ANSWER, _IMAGES, _REUSE, _ACCOUNTS, _OPENAI) for s in group
 }
+# What ``caller_options`` can never open: where the proxy connects (conol, Redis, the ports an image
+# fetch may name), what it runs in the background (discovery) and what every caller shares (the
+# binding store's size, the upstream switch-off); the environment-only options are not per call at all.
+NEVER_OPENED = frozenset(
+    {
+        "api_key",
+        "api_base",
+        "caller_options",
+        "redis_url",
+        "redis_host",
+        "redis_port",
+        "redis_username",
+        "redis_password",
+        "redis_ssl",
+        "image_fetch_ports",
+        "discovery",
+        "discovery_interval",
+        "session_reuse_cap",
+        "session_reuse_backoff",
+        # an account's rest is every caller's: polling and the low mark decide it for all of them
+        "balance_poll_interval",
+        "min_balance",
+    }
+    | {name for name, setting in SETTINGS.items() if not setting.param}
+)
 SECTIONS = {
     "connection": "Connection, model and catalog",
     "effort": "Effort",

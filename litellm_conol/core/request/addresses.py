@@ -45,7 +45,9 @@ V6_REFUSED: tuple[ipaddress.IPv6Network, ...] = tuple(
         "64:ff9b:1::/48",  # local-use NAT64
         "2002::/16",  # 6to4: the IPv4 inside is bits 16-48; refusing the whole prefix is simplest
         "2001::/32",  # Teredo
+        "2001:2::/48",  # benchmarking (RFC 5180)
         "2001:db8::/32",  # documentation
+        "3fff::/20",  # documentation (RFC 9637)
         "2001:10::/28",  # ORCHID (reserved)
         "2001:20::/28",  # ORCHIDv2 (reserved)
         "100::/64",  # discard-only

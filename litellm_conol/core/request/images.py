@@ -10,7 +10,6 @@ and :func:`resolve_images` fills the asset paths in before the session is create
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import re
@@ -39,8 +38,14 @@ DEFAULT_MAX_IMAGES = 20
 DEFAULT_FETCH_TIMEOUT = 10.0
 DEFAULT_FETCH_PORTS = frozenset({80, 443})
 DEFAULT_URL_CACHE_TTL = 3600.0
+DEFAULT_IMAGE_BYTES_IN_FLIGHT = 128 * 1024 * 1024  # fetched images' bytes held at once, per process
 DATA_URL_HEADER_LIMIT = 1024  # "image/png;base64" and a few parameters: the comma comes early
+# Percent-encoded (not base64) image data is decoded one escape at a time, an object per escape: a few
+# KiB of an icon cost nothing, 30 MB cost gigabytes and seconds of the event loop. Refused above this
+# many characters, before anything is decoded (images-and-discovery.md#what-the-bytes-say).
+MAX_PERCENT_ENCODED_CHARS = 64 * 1024
 _WHITESPACE = " \t\n\r\x0b\x0c"
+_WHITESPACE_BYTES = _WHITESPACE.encode()
 _LEADING_SPACE = re.compile(r"\s*")
 
 
@@ -140,7 +145,14 @@ def image_of_url(url: str, where: str, limits: ImageLimits) -> ImageSource:
             "(image_fetch is 'off'): send the image as a data: URL (base64), or set image_fetch: "
             "public on the deployment"
         )
-    return ImageSource(key="url:" + hashlib.sha256(url.encode()).hexdigest(), url=url)
+    return ImageSource(key=url_key(url, limits), url=url)
+
+
+def url_key(url: str, limits: ImageLimits) -> str:
+    """The key of an image URL: the URL and the limits it is fetched under (largest image, ports), so
+    an asset fetched under one deployment's limits is never reused under tighter ones."""
+    ports = ",".join(str(port) for port in sorted(limits.fetch_ports))
+    return "url:" + hashlib.sha256(f"{url}\0{limits.max_bytes}\0{ports}".encode()).hexdigest()
 
 
 def decode_data_url(url: str, where: str = "image", max_bytes: int | None = None) -> tuple[str, bytes]:
@@ -164,12 +176,38 @@ def _data_url(url: str, start: int, where: str, max_bytes: int | None) -> tuple[
     media_type = _media_type(kinds[0], where)
     if "base64" in kinds[1:]:
         return media_type, _base64(url, comma + 1, where, max_bytes)
+    n = len(url) - comma - 1
+    if n > MAX_PERCENT_ENCODED_CHARS:
+        raise percent_encoded_refusal(n, where)
     if max_bytes is not None:
-        n = len(url) - comma - 1
         # each byte is one character or a three-character %XX, and each "%" saves at most two
         at_least = max(-(-n // 3), n - 2 * url.count("%", comma + 1))
         _refuse_over(at_least, max_bytes, where)
     return media_type, unquote_to_bytes(url[comma + 1 :].strip())
+
+
+def percent_encoded_refusal(chars: int, where: str) -> BadRequest:
+    return BadRequest(
+        f"{where} has an image in a data: URL that is not base64 and {chars:,} characters long; such "
+        f"data is taken up to {MAX_PERCENT_ENCODED_CHARS:,} characters: send the image base64-encoded "
+        "(data:image/png;base64,…)"
+    )
+
+
+def long_percent_encoded(url: Any) -> int | None:
+    """The length of ``url``'s data when it is a ``data:`` URL that is not base64 and longer than
+    MAX_PERCENT_ENCODED_CHARS (what :func:`image_of_url` refuses); ``None`` otherwise. Looks at the
+    first characters only, whatever the URL's length."""
+    if not isinstance(url, str) or len(url) <= MAX_PERCENT_ENCODED_CHARS:
+        return None
+    start = _leading_space(url)
+    if url[start : start + 5].lower() != "data:":
+        return None
+    comma = url.find(",", start + 5, start + 5 + DATA_URL_HEADER_LIMIT)
+    if comma < 0 or "base64" in [kind.strip() for kind in url[start + 5 : comma].lower().split(";")[1:]]:
+        return None
+    chars = len(url) - comma - 1
+    return chars if chars > MAX_PERCENT_ENCODED_CHARS else None
 
 
 def _base64(text: str, start: int, where: str, max_bytes: int | None) -> bytes:
@@ -178,10 +216,16 @@ def _base64(text: str, start: int, where: str, max_bytes: int | None) -> bytes:
     spaces = sum(text.count(c, start) for c in _WHITESPACE)
     if max_bytes is not None:
         _refuse_over(_base64_size(text, start, spaces), max_bytes, where)
-    payload = text[start:] if start else text
     try:
-        return base64.b64decode("".join(payload.split()) if spaces else payload, validate=True)
-    except (binascii.Error, ValueError):
+        # One copy of the text as bytes, the whitespace deleted in one pass (splitting it out made an
+        # object per piece), decoded from an offset (slicing would copy it again).
+        head = text[:start]
+        head_spaces = sum(head.count(c) for c in _WHITESPACE)
+        offset, encoded = len(head.encode()), text.encode()
+        if spaces or head_spaces:
+            encoded, offset = encoded.translate(None, _WHITESPACE_BYTES), offset - head_spaces
+        return binascii.a2b_base64(memoryview(encoded)[offset:], strict_mode=True)
+    except (binascii.Error, ValueError):  # a non-ASCII character (or a lone surrogate): not base64
         raise BadRequest(f"{where} has image data that is not valid base64") from None
 
 
