@@ -13,7 +13,9 @@ whole run, in front of its own fake conol.
 
 A module that needs deployments of its own (other ``litellm_params`` or ``model_info``) declares them
 at module level as ``PROXY_DEPLOYMENTS = [{"model_name": …, "litellm_params": {…}}]`` and uses the
-shared proxy: a proxy start costs seconds of CPU, a deployment nothing. Only a module that needs other
+shared proxy: a proxy start costs seconds of CPU, a deployment nothing. A deployment whose ``api_key``
+is ``fake-conol-token-<name>`` runs on an account of its own, which the shared fake serves from the
+start (an account conol's credit error rests, say, so that the default account goes on serving). Only a module that needs other
 ``litellm_settings``, ``general_settings``, router settings, environment or command-line flags starts
 its own (``support.proxyproc.running_proxy``, module-scoped).
 """
@@ -28,7 +30,7 @@ import openai
 import pytest
 from support.proxyproc import MASTER_KEY, ProxyProcess, fake_env, running_proxy, shipped_config
 
-from litellm_conol.fake import FakeConol
+from litellm_conol.fake import DEFAULT_TOKEN, FakeConol
 
 # a model the catalog does not know, made usable by the deployment naming its agentModel
 PRIVATE_MODEL = {
@@ -47,6 +49,13 @@ def module_deployments(items: Sequence[pytest.Item]) -> list[dict[str, Any]]:
             name = deployment["model_name"]
             assert found.setdefault(name, deployment) == deployment, f"two deployments named {name!r}"
     return list(found.values())
+
+
+def own_accounts(deployments: Sequence[dict[str, Any]]) -> list[str]:
+    """The account names of the deployments that run on one of their own (``fake-conol-token-<name>``)."""
+    prefix = f"{DEFAULT_TOKEN}-"
+    tokens = (deployment["litellm_params"].get("api_key") for deployment in deployments)
+    return sorted({token.removeprefix(prefix) for token in tokens if str(token).startswith(prefix)})
 
 
 @pytest.fixture(scope="session")
@@ -84,6 +93,8 @@ def shipped_proxy(
     callbacks = ["support.spend_logger.spend_recorder", "litellm_conol.usage_log.usage_logger"]
     config["litellm_settings"]["callbacks"] = callbacks
     config["model_list"] += proxy_deployments
+    for name in own_accounts(proxy_deployments):
+        proxy_fake.add_account(name)
     env = {**fake_env(proxy_fake), "SPEND_LOG_FILE": str(spend_log), "CONOL_USAGE_LOG": str(usage_log)}
     with running_proxy(
         config, tmp_path_factory.mktemp("proxy"), env=env, secrets=[proxy_fake.token]

@@ -44,8 +44,6 @@ PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py)
 
 @pytest.fixture
 def fake(proxy_fake):
-    if "spent" not in proxy_fake.accounts():
-        proxy_fake.add_account("spent", SPENT_TOKEN)
     return proxy_fake
 
 

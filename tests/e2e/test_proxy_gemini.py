@@ -23,6 +23,12 @@ from litellm_conol.fake import BUILTINS, tool_result_in
 pytestmark = pytest.mark.timeout(120)
 
 MODEL = "conol/claude-haiku-4-5"
+# conol's credit error rests the account it ran on until its refill (docs/team-deployment.md#several-
+# accounts): it runs on an account of its own, so the shared proxy's default account goes on serving
+SPENT, SPENT_TOKEN = "gemini-spent", "fake-conol-token-gemini-spent"
+PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py)
+    {"model_name": SPENT, "litellm_params": {"model": "conol/claude-haiku-4-5", "api_key": SPENT_TOKEN}}
+]
 HELLO = BUILTINS["hello"]
 HEADERS = {"x-goog-api-key": MASTER_KEY}  # how the google-genai SDK (Gemini CLI) sends its key
 WEATHER = [
@@ -42,14 +48,16 @@ WEATHER = [
 ]
 
 
-def generate(proxy: Any, contents: list[dict[str, Any]], **body: Any) -> httpx.Response:
-    url = f"{proxy.base_url}/v1beta/models/{MODEL}:generateContent"
+def generate(proxy: Any, contents: list[dict[str, Any]], model: str = MODEL, **body: Any) -> httpx.Response:
+    url = f"{proxy.base_url}/v1beta/models/{model}:generateContent"
     return httpx.post(url, json={"contents": contents, **body}, headers=HEADERS, timeout=60)
 
 
-def stream(proxy: Any, contents: list[dict[str, Any]], **body: Any) -> tuple[int, list[dict[str, Any]]]:
+def stream(
+    proxy: Any, contents: list[dict[str, Any]], model: str = MODEL, **body: Any
+) -> tuple[int, list[dict[str, Any]]]:
     """The status and the SSE events (``data:`` lines, each a JSON object: no ``[DONE]``)."""
-    url = f"{proxy.base_url}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
+    url = f"{proxy.base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
     with httpx.stream("POST", url, json={"contents": contents, **body}, headers=HEADERS, timeout=60) as r:
         lines = [line for line in r.iter_lines() if line]
         if r.status_code != 200:
@@ -145,12 +153,14 @@ def test_a_function_response_reaches_conol_and_the_answer_carries_it(proxy_fake_
 
 @pytest.mark.parametrize(
     ("scenario", "status"),
-    [("http_429", 429), ("agent_error_deterministic", 400), ("out_of_credits", 402)],
+    [("http_429", 429), ("agent_error_deterministic", 400), ("out_of_credits", 429)],
 )
 def test_errors_keep_the_status_gemini_cli_retries_by(proxy_fake_and_client, shipped_proxy, scenario, status):
-    """Gemini CLI retries a 429 and 5xx, not another 4xx: conol's failures keep their status."""
-    assert generate(shipped_proxy, said(f"[[fake:{scenario}]]")).status_code == status
-    assert stream(shipped_proxy, said(f"[[fake:{scenario}]] streamed"))[0] == status
+    """Gemini CLI retries a 429 and 5xx, not another 4xx: conol's failures keep their status (out of
+    credits is a 429 with the time to the account's refill, then the account rests: a 429 too)."""
+    model = SPENT if scenario == "out_of_credits" else MODEL
+    assert generate(shipped_proxy, said(f"[[fake:{scenario}]]"), model).status_code == status
+    assert stream(shipped_proxy, said(f"[[fake:{scenario}]] streamed"), model)[0] == status
 
 
 def test_a_request_we_can_refuse_costs_no_session(proxy_fake_and_client, shipped_proxy):
