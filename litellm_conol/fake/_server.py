@@ -31,8 +31,8 @@ from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, UsageReport, user_turn_text
 from ._steps import Step
 from ._stream import CONTENT_TYPES, pump
-from ._turns import TurnEndpoints
-from ._validate import create_body_problem
+from ._turns import TurnEndpoints, late_events, shaped
+from ._validate import create_body_problem, unknown_asset
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
 
@@ -85,6 +85,11 @@ class FakeState:
         self.config.update(self._readings)
         self.requests, self.live, self.gone = [], {}, set()
         self.assets = AssetStore()
+
+    def expire_assets(self) -> None:
+        """Every asset uploaded so far is gone (expired on conol): naming one answers
+        ``config.unknown_asset_status``."""
+        self.assets.assets.clear()
 
     def expire_sessions(self) -> None:
         """Every session so far is gone (conol dropped them): their streams end, turns on them fail."""
@@ -211,6 +216,9 @@ class FakeState:
         fault = self._create_fault()
         if fault is not None:
             return fault
+        gone = unknown_asset(record.body, self.assets.known)
+        if gone is not None:
+            return error_response(self.config.unknown_asset_status, f"unknown asset {gone!r}")
         problem = record.body_error or create_body_problem(record.body, self.assets.known)
         if problem is not None:
             return error_response(400, problem)
@@ -299,11 +307,14 @@ class FakeState:
             status=scenario.initial_status,
         )
         record.status_history.append((now, scenario.initial_status))
-        user_text = user_turn_text(list(ctx.messages), ctx.timezone, now)
+        config = self.config
+        user_text = user_turn_text(list(ctx.messages), ctx.timezone, now, config.user_log_time == "stamped")
         usage = None
-        if self.config.context_usage:
-            usage = UsageReport(model_id=self.config.context_model or effective)
-        live = LiveSession(record, scenario, script, user_text, drift=self.config.drifts, usage=usage)
+        if config.context_usage:
+            usage = UsageReport(model_id=config.context_model or effective)
+        script = shaped(script, config, follow_up=False)
+        live = LiveSession(record, scenario, script, user_text, drift=config.drifts, usage=usage)
+        live.late = late_events(config)
         self.live[record.id] = live
         live.start()
         return live

@@ -21,6 +21,7 @@ from ._steps import (
     STAGE_STEPS,
     AssistantFinal,
     CloseStream,
+    CommitMessage,
     Done,
     DoneMarker,
     Error,
@@ -36,6 +37,7 @@ from ._steps import (
     Step,
     StreamDelta,
     Together,
+    ToolCall,
     UserTurn,
     WindowReset,
 )
@@ -43,6 +45,8 @@ from ._steps import (
 TimelineItem = EventRecord | StreamClose
 # How an earlier turn ends under ``followup_replayed_end="error"`` (FakeConfig): after its answer.
 EARLIER_TURN_ERROR = "agent failed after the answer: the turn was interrupted"
+# The answer text ``late_events="answer"`` adds after a turn's end.
+LATE_ANSWER = "One more thing, written after the answer had ended."
 
 
 @dataclass(frozen=True)
@@ -53,15 +57,36 @@ class TurnReadings:
     replayed_end: str = "none"  # followup_replayed_end: "none" | "done" | "error"
     status_lag: float = 0.0  # followup_status_lag, when the previous turn ran
     garbage: bool = False  # followup_garbage
+    previews: str = "cleared"  # followup_previews: "cleared" | "kept"
 
 
-def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str:
-    """The user log's content: conol wraps the transcript in its own preamble (docs/protocol.md#stream)."""
+@dataclass(frozen=True)
+class LateEvents:
+    """What the session writes after each turn's script ended (``FakeConfig.late_events``)."""
+
+    kind: str = "none"  # "none" | "note" | "tool_call" | "answer"
+    after: float = 0.0
+
+    def steps(self) -> list[Step]:
+        search = ToolCall("WebSearch", {"query": "anything newer on this"}, result="Nothing newer.")
+        if self.kind == "note":
+            return [ToolCall("WriteNote", {"note": "The user may come back to this."}, result="Saved.")]
+        if self.kind == "tool_call":
+            return [search]
+        if self.kind == "answer":
+            return [search, Preview(LATE_ANSWER), CommitMessage(LATE_ANSWER)]
+        return []
+
+
+def user_turn_text(messages: list[str], timezone: str | None, now: float, stamped: bool = True) -> str:
+    """The user log's content: conol wraps the transcript in its own preamble (docs/protocol.md#stream),
+    which names the time of the turn (``stamped``) or not (``FakeConfig.user_log_time``)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    when = f"; the current time is {stamp}" if stamped else ""
     preamble = (
         "<system-reminder>\n"
         "You are conol, an autonomous agent on conol.ai. "
-        f"The user's timezone is {timezone or 'UTC'}; the current time is {stamp}.\n"
+        f"The user's timezone is {timezone or 'UTC'}{when}.\n"
         "Use your tools when they help and answer in the user's language.\n"
         "</system-reminder>"
     )
@@ -115,6 +140,7 @@ class LiveSession:
         self.turn_start = 0  # where a stream without the replay starts (followup_replay off)
         self._turn_first = 0  # where the current turn's own events begin in the timeline
         self._turn_status_set = False
+        self.late = LateEvents()  # what each turn writes after its end (FakeConfig.late_events)
 
     @property
     def changed(self) -> asyncio.Event:
@@ -152,7 +178,7 @@ class LiveSession:
             self._between_turns(readings)
         if readings.stage == "new":
             self._prefix = f"t{turn}/"
-        else:
+        elif readings.previews == "cleared":
             # the same stages go on; a preview is the message in flight, so the new turn starts with none
             for stage in self._stages.values():
                 stage.previews.clear()
@@ -207,7 +233,14 @@ class LiveSession:
         self._notify()
 
     async def _run(self) -> None:
-        for step in self._script:
+        late = self.late
+        await self._play(self._script)
+        if late.kind != "none":
+            await asyncio.sleep(late.after)
+            await self._play(late.steps())
+
+    async def _play(self, steps: list[Step]) -> None:
+        for step in steps:
             if isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
             else:
@@ -346,6 +379,8 @@ def _content(step: Preview) -> str | list[dict[str, str]]:
 
 __all__ = [
     "EARLIER_TURN_ERROR",
+    "LATE_ANSWER",
+    "LateEvents",
     "LiveSession",
     "TimelineItem",
     "TurnReadings",

@@ -33,9 +33,9 @@ from ._expected import expected_from_steps
 from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
-from ._session import LiveSession, TurnReadings, user_turn_text
-from ._steps import Step
-from ._validate import EFFORTS, turn_messages_problem
+from ._session import LateEvents, LiveSession, TurnReadings, user_turn_text
+from ._steps import Step, with_first_token_delay, without_stages
+from ._validate import EFFORTS, turn_messages_problem, unknown_asset
 
 ApiHandler = Callable[[web.Request, RequestRecord], Awaitable[web.StreamResponse]]
 
@@ -50,6 +50,18 @@ class TurnState(Protocol):
     known_models: frozenset[str]
     gone: set[str]
     assets: AssetStore
+
+
+def shaped(script: list[Step], config: FakeConfig, follow_up: bool) -> list[Step]:
+    """A turn's script as the server's readings play it: without stages (``stageless_turns``), and
+    with the model's pause before its first event (``first_token_delay``)."""
+    if config.stageless_turns == "all" or (follow_up and config.stageless_turns == "follow-ups"):
+        script = without_stages(script)
+    return with_first_token_delay(script, config.first_token_delay)
+
+
+def late_events(config: FakeConfig) -> LateEvents:
+    return LateEvents(config.late_events, config.late_after)
 
 
 class TurnEndpoints:
@@ -107,6 +119,9 @@ class TurnEndpoints:
             return error_response(state.config.gone_status if sid in state.gone else 404, "Session not found")
         record.session_id = sid
         body = record.body if isinstance(record.body, dict) else {}
+        gone = unknown_asset(body, state.assets.known)
+        if gone is not None:
+            return error_response(state.config.unknown_asset_status, f"unknown asset {gone!r}")
         problem = record.body_error or turn_messages_problem(body.get("messages"), state.assets.known)
         if problem is not None:
             return error_response(400, problem)
@@ -133,6 +148,9 @@ class TurnEndpoints:
             return error_response(400, f"scenario {name!r}: {exc}")
         live.record.images = images
         self._start(live, scenario, script, new, params)
+        taken = state.config.followup_taken_status
+        if taken is not None:  # conol took the turn; the gateway in front of it answered otherwise
+            return error_response(taken, "upstream request timeout")
         return web.Response(status=202)
 
     def _start(
@@ -154,8 +172,12 @@ class TurnEndpoints:
             replayed_end=config.followup_replayed_end,
             status_lag=config.followup_status_lag if rec.status != "idle" else 0.0,
             garbage=config.followup_garbage,
+            previews=config.followup_previews,
         )
-        live.start_turn(script, user_turn_text(new, rec.timezone, now), rec.turns, readings)
+        live.late = late_events(config)
+        text = user_turn_text(new, rec.timezone, now, stamped=config.user_log_time == "stamped")
+        # an empty create's first turn is its session's first: not a follow-up
+        live.start_turn(shaped(script, config, rec.turns > 1), text, rec.turns, readings)
 
     async def _model(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.state.live.get(request.match_info["id"])

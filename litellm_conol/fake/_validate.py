@@ -70,6 +70,17 @@ def _image_part(i: int, part: dict[str, Any], known_asset: Callable[[str], bool]
     return None
 
 
+def unknown_asset(body: Any, known_asset: Callable[[str], bool]) -> str | None:
+    """The first image part's asset path that names no uploaded asset (``None``: all are known), so
+    the server can answer it as its ``unknown_asset_status`` reading says."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for part in messages if isinstance(messages, list) else ():
+        path = part.get("content") if isinstance(part, dict) and part.get("type") == "image" else None
+        if isinstance(path, str) and not known_asset(path):
+            return path
+    return None
+
+
 def _model(body: dict[str, Any]) -> str | None:
     model = body.get("agentModel")
     return None if isinstance(model, str) and model else "agentModel must be a non-empty string"
