@@ -27,7 +27,7 @@ from ..core.protocol.session_info import RunStats, SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
 from ..core.protocol.turn_status import TurnStatus
 from ..core.protocol.wire import ConolEvent, CreateSessionBody, parse_event, unreadable_reason
-from .follow_up import FollowUpRefused, FollowUpUnverified, SessionStart
+from .follow_up import FollowUpUnverified, SessionStart, unanchored, unseen_turn
 from .inbox import Inbox, InboxItem, StatusReport, StreamClosed, StreamEvent
 from .transport import SessionTransport
 
@@ -62,7 +62,8 @@ class SessionRun:
 
     def __post_init__(self) -> None:
         self.boundary = self.start.boundary if self.start is not None else TurnBoundary(record=self.record)
-        self._status = TurnStatus(self.boundary.following, self.timing.settle_window)
+        waiting = bool(getattr(self.start, "waiting", False))
+        self._status = TurnStatus(self.boundary.following, self.timing.settle_window, waiting=waiting)
 
     async def pieces(self) -> AsyncIterator[list[Piece]]:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""
@@ -73,6 +74,7 @@ class SessionRun:
         inbox = Inbox()
         tasks: set[asyncio.Task[None]] = set()
         policy = EndPolicy(self.timing, loop.time())
+        self._status.posted_at = policy.started_at
         self._start(tasks, self._read_stream(session_id, inbox))
         try:
             while True:
@@ -211,8 +213,13 @@ class SessionRun:
         if isinstance(item, StatusReport):
             if item.error is not None:
                 raise item.error
+            boundary = self.boundary
             belief = self._status.believe(
-                item.value, now, anchored=self.boundary.anchored, own_content=self.boundary.own_content
+                item.value,
+                now,
+                anchored=boundary.anchored,
+                own_content=boundary.own_content,
+                committed=self.assembler.committed,
             )
             self._check_turn_seen(item.value, policy, now, session_id)
             policy.on_status(belief.at, belief.status)
@@ -247,43 +254,17 @@ class SessionRun:
         return policy.started_at + self.timing.first_event_timeout
 
     def _check_anchored(self, policy: EndPolicy, now: float, session_id: str) -> None:
-        """A follow-up whose stream never showed the turn we posted: a reattach's turn may never have
-        been taken (a timeout: the session is forgotten); a posted turn's stream that showed events
-        but never ours is a reading this client cannot place (docs/session-reuse.md#fail-safe)."""
-        if now < self._anchor_deadline(policy):
-            return
-        budget = self.timing.first_event_timeout
-        if self.boundary.events_before_anchor == 0 or getattr(self.start, "reattach", False):
-            raise RequestTimeout(
-                f"conol's stream of session {session_id} did not show the turn within {budget:g} s "
-                "(first_event_timeout); abandoned"
-            )
-        raise FollowUpUnverified(
-            f"conol's stream of session {session_id} showed {self.boundary.events_before_anchor} "
-            f"event(s) in {budget:g} s but never the turn we posted (first_event_timeout)"
-        )
+        if now >= self._anchor_deadline(policy):
+            raise unanchored(self.boundary, self.start, self.timing.first_event_timeout, session_id)
 
     def _check_turn_seen(self, status: str | None, policy: EndPolicy, now: float, session_id: str) -> None:
-        """The session provably finished a run since the post (``core/protocol/turn_status.py``) and
-        the stream never showed the turn: on a reattach with no trace of it at all, conol never took
-        the turn an earlier attempt posted (docs/session-reuse.md#when-a-follow-up-fails); on a turn
-        we posted, this upstream's stream shows turns where this client cannot find them
-        (docs/session-reuse.md#fail-safe)."""
-        boundary = self.boundary
-        if not boundary.following or boundary.anchored:
+        """The session provably finished a run since the post and the stream never showed the turn."""
+        boundary, quiet_since = self.boundary, policy.last_activity_at or policy.started_at
+        if not boundary.following or boundary.anchored or not self._status.ended(status, now, quiet_since):
             return
-        if not self._status.ended(status, now, policy.last_activity_at or policy.started_at):
-            return
-        if getattr(self.start, "reattach", False):
-            if boundary.stageless_before_anchor == 0:
-                raise FollowUpRefused(
-                    f"conol did not take the turn an earlier attempt posted on session {session_id}",
-                    kind="not_taken",
-                )
-            return  # content it cannot place may be the turn: only the budget ends this read
-        raise FollowUpUnverified(
-            f"conol's session {session_id} ran and finished, and its stream never showed the turn we posted"
-        )
+        error = unseen_turn(boundary, self.start, session_id)
+        if error is not None:
+            raise error
 
     def _reconnect(
         self, policy: EndPolicy, session_id: str, inbox: Inbox, tasks: set[asyncio.Task[None]]

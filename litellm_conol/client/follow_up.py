@@ -24,6 +24,7 @@ from ..core.errors import (
     ConolError,
     ModelDowngraded,
     PermissionDenied,
+    RequestTimeout,
     UpstreamError,
     UpstreamUnavailable,
 )
@@ -114,6 +115,7 @@ class FollowUpStart:
     info: SessionInfo
     repin: bool = False
     reattach: bool = False
+    waiting: bool = False  # the previous turn ended on tool calls: the session shows as running
     posted: Posted = field(default="no", init=False)
 
     async def open(self, transport: SessionTransport) -> SessionInfo:
@@ -200,3 +202,37 @@ class PinnedStart:
             )
         await post_turn(turns, session_id, self.turn)
         return SessionInfo(session_id, effective, downgraded)
+
+
+def unanchored(boundary: TurnBoundary, start: object, budget: float, session_id: str) -> ConolError:
+    """A follow-up whose stream did not show the turn we posted within the first-event budget: a
+    reattach's turn may never have been taken (a timeout: the session is forgotten); a posted turn's
+    stream that showed events but never ours is a reading this client cannot place
+    (docs/session-reuse.md#fail-safe)."""
+    if boundary.events_before_anchor == 0 or getattr(start, "reattach", False):
+        return RequestTimeout(
+            f"conol's stream of session {session_id} did not show the turn within {budget:g} s "
+            "(first_event_timeout); abandoned"
+        )
+    return FollowUpUnverified(
+        f"conol's stream of session {session_id} never showed the turn we posted: "
+        f"{boundary.events_before_anchor} other event(s) in {budget:g} s (first_event_timeout)"
+    )
+
+
+def unseen_turn(boundary: TurnBoundary, start: object, session_id: str) -> ConolError | None:
+    """The session provably finished a run since the post (``core/protocol/turn_status.py``) and its
+    stream never showed the turn: on a reattach with no trace of it at all, conol never took the turn
+    an earlier attempt posted (docs/session-reuse.md#when-a-follow-up-fails); on a turn we posted,
+    this upstream's stream shows turns where this client cannot find them. ``None``: a reattach that
+    saw content it cannot place (it may be the turn: only the budget ends that read)."""
+    if getattr(start, "reattach", False):
+        if boundary.stageless_before_anchor:
+            return None
+        return FollowUpRefused(
+            f"conol did not take the turn an earlier attempt posted on session {session_id}",
+            kind="not_taken",
+        )
+    return FollowUpUnverified(
+        f"conol's session {session_id} ran and finished, and its stream never showed the turn we posted"
+    )

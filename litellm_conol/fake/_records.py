@@ -216,7 +216,8 @@ class FakeConfig:
       pins the session (the other).
     * ``followup_status``: ``None`` takes turns on existing sessions (docs/protocol.md#follow-up-turns);
       a status (404, 405, …) refuses every ``POST /api/sessions/{id}/messages`` with it (an upstream
-      without them).
+      without them); with ``followup_status_scope="continued"`` only turns on a session that ran a
+      turn (a session busy or gone: the first turn of an empty create still goes through).
     * ``followup_replay``: a follow-up's stream replays the earlier turns (``False``: starts at the
       new turn). ``followup_status_lag``: seconds the previous turn's status (terminal, say) stays
       before a follow-up turn starts running. ``followup_garbage``: each follow-up turn starts with
@@ -235,10 +236,11 @@ class FakeConfig:
       in the event that brings the new user log too, until the new turn's own snapshot replaces it.
     * ``followup_taken_status``: a follow-up turn's POST answers this 5xx although the turn was
       taken and runs (a gateway that gave up on a busy conol).
-    * ``late_events``: what conol writes ``late_after`` seconds after a turn's script ended, once a
-      client stopped reading: ``"note"`` (a ``WriteNote`` run), ``"tool_call"`` (a ``WebSearch``
-      run), ``"answer"`` (a ``WebSearch`` run and more answer text, committed). A turn posted
-      meanwhile waits for them, as for any turn still playing.
+    * ``late_events``: what conol writes after a turn's script ended, once the clients that were
+      reading it stopped (``late_after`` seconds after the last of them left): ``"note"`` (a
+      ``WriteNote`` run), ``"tool_call"`` (a ``WebSearch`` run), ``"answer"`` (a ``WebSearch`` run
+      and more answer text, committed). A turn posted meanwhile waits for them, as for any turn
+      still playing.
     * ``stageless_turns``: ``"follow-ups"`` or ``"all"`` turns come without stages: their text as
       ``stream_event`` deltas and an ``assistant`` event, no user log (tool calls still in stages).
     * ``first_token_delay``: seconds every turn waits after its user log before its first event.
@@ -298,6 +300,7 @@ class FakeConfig:
     followup_status: int | None = reading(
         None, "refuse every follow-up turn with this HTTP status (default: follow-ups work)"
     )
+    followup_status_scope: str = "all"
     followup_replay: bool = True
     followup_status_lag: float = 0.3
     followup_garbage: bool = False
@@ -322,11 +325,11 @@ class FakeConfig:
     )
     late_events: str = reading(
         "none",
-        "what conol writes late_after seconds after a turn's end: nothing, a note, a built-in tool "
-        "call, or more answer text",
+        "what conol writes after a turn's end, once its readers left: nothing, a note, a built-in "
+        "tool call, or more answer text",
         ("none", "note", "tool_call", "answer"),
     )
-    late_after: float = reading(0.6, "seconds after a turn's end that its late_events come")
+    late_after: float = reading(0.2, "seconds after its last reader left that a turn's late_events come")
     stageless_turns: str = reading(
         "none",
         "turns whose events carry no stages (text as stream_event deltas and an assistant event, no "

@@ -21,12 +21,12 @@ from ._steps import (
     STAGE_STEPS,
     AssistantFinal,
     CloseStream,
-    CommitMessage,
     Done,
     DoneMarker,
     Error,
     ErrorPreview,
     Event,
+    LateEvents,
     Log,
     Preview,
     RawLine,
@@ -37,7 +37,6 @@ from ._steps import (
     Step,
     StreamDelta,
     Together,
-    ToolCall,
     UserTurn,
     WindowReset,
 )
@@ -45,8 +44,8 @@ from ._steps import (
 TimelineItem = EventRecord | StreamClose
 # How an earlier turn ends under ``followup_replayed_end="error"`` (FakeConfig): after its answer.
 EARLIER_TURN_ERROR = "agent failed after the answer: the turn was interrupted"
-# The answer text ``late_events="answer"`` adds after a turn's end.
-LATE_ANSWER = "One more thing, written after the answer had ended."
+# Seconds a turn's late events wait at most for its readers to leave.
+READERS_WAIT = 30.0
 
 
 @dataclass(frozen=True)
@@ -58,24 +57,6 @@ class TurnReadings:
     status_lag: float = 0.0  # followup_status_lag, when the previous turn ran
     garbage: bool = False  # followup_garbage
     previews: str = "cleared"  # followup_previews: "cleared" | "kept"
-
-
-@dataclass(frozen=True)
-class LateEvents:
-    """What the session writes after each turn's script ended (``FakeConfig.late_events``)."""
-
-    kind: str = "none"  # "none" | "note" | "tool_call" | "answer"
-    after: float = 0.0
-
-    def steps(self) -> list[Step]:
-        search = ToolCall("WebSearch", {"query": "anything newer on this"}, result="Nothing newer.")
-        if self.kind == "note":
-            return [ToolCall("WriteNote", {"note": "The user may come back to this."}, result="Saved.")]
-        if self.kind == "tool_call":
-            return [search]
-        if self.kind == "answer":
-            return [search, Preview(LATE_ANSWER), CommitMessage(LATE_ANSWER)]
-        return []
 
 
 def user_turn_text(messages: list[str], timezone: str | None, now: float, stamped: bool = True) -> str:
@@ -141,6 +122,7 @@ class LiveSession:
         self._turn_first = 0  # where the current turn's own events begin in the timeline
         self._turn_status_set = False
         self.late = LateEvents()  # what each turn writes after its end (FakeConfig.late_events)
+        self.posted: list[float] = []  # when each follow-up turn was posted
 
     @property
     def changed(self) -> asyncio.Event:
@@ -156,6 +138,7 @@ class LiveSession:
         posted meanwhile waits, as a queued message). Its events start at once; the previous turn's
         status stays ``readings.status_lag`` seconds before it turns ``running`` (unless the turn set
         its own by then)."""
+        self.posted.append(time.time())
         previous = self._task
         if previous is None or previous.done():
             self._between_turns(readings)
@@ -233,9 +216,17 @@ class LiveSession:
         self._notify()
 
     async def _run(self) -> None:
-        late = self.late
+        late, turn = self.late, len(self.posted)
         await self._play(self._script)
         if late.kind != "none":
+            # after the clients reading this turn stopped: once the streams opened before the next
+            # turn was posted have closed (at most READERS_WAIT s)
+            reading = [c for c in self.record.connections if c.closed_at is None]
+            for _ in range(int(READERS_WAIT / 0.02)):
+                nxt = self.posted[turn] if len(self.posted) > turn else None
+                if all(c.closed_at is not None or (nxt is not None and c.opened_at >= nxt) for c in reading):
+                    break
+                await asyncio.sleep(0.02)
             await asyncio.sleep(late.after)
             await self._play(late.steps())
 
@@ -379,8 +370,6 @@ def _content(step: Preview) -> str | list[dict[str, str]]:
 
 __all__ = [
     "EARLIER_TURN_ERROR",
-    "LATE_ANSWER",
-    "LateEvents",
     "LiveSession",
     "TimelineItem",
     "TurnReadings",

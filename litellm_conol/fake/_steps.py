@@ -295,3 +295,25 @@ def without_stages(steps: Sequence[Step]) -> list[Step]:
 
 def _kinds(step: Step) -> set[type]:
     return {type(s) for s in step.steps} if isinstance(step, Together) else {type(step)}
+
+
+# The answer text ``late_events="answer"`` adds after a turn's end.
+LATE_ANSWER = "One more thing, written after the answer had ended."
+
+
+@dataclass(frozen=True)
+class LateEvents:
+    """What the session writes after each turn's script ended (``FakeConfig.late_events``)."""
+
+    kind: str = "none"  # "none" | "note" | "tool_call" | "answer"
+    after: float = 0.0
+
+    def steps(self) -> list[Step]:
+        search = ToolCall("WebSearch", {"query": "anything newer on this"}, result="Nothing newer.")
+        if self.kind == "note":
+            return [ToolCall("WriteNote", {"note": "The user may come back to this."}, result="Saved.")]
+        if self.kind == "tool_call":
+            return [search]
+        if self.kind == "answer":
+            return [search, Preview(LATE_ANSWER), CommitMessage(LATE_ANSWER)]
+        return []

@@ -33,8 +33,8 @@ from ._expected import expected_from_steps
 from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
-from ._session import LateEvents, LiveSession, TurnReadings, user_turn_text
-from ._steps import Step, with_first_token_delay, without_stages
+from ._session import LiveSession, TurnReadings, UsageReport, user_turn_text
+from ._steps import LateEvents, Step, with_first_token_delay, without_stages
 from ._validate import EFFORTS, turn_messages_problem, unknown_asset
 
 ApiHandler = Callable[[web.Request, RequestRecord], Awaitable[web.StreamResponse]]
@@ -106,15 +106,20 @@ class TurnEndpoints:
             turns=0,
         )
         session.status_history.append((now, "idle"))
-        state.live[session.id] = LiveSession(session, scenario, [], "", drift=state.config.drifts)
+        usage = self._usage(effective)
+        state.live[session.id] = LiveSession(
+            session, scenario, [], "", drift=state.config.drifts, usage=usage
+        )
         record.session_id = session.id
         return json_response({"sessionId": session.id, **answer}, 201)
 
     async def _turn(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         state, sid = self.state, request.match_info["id"]
-        if state.config.followup_status is not None:
-            return error_response(state.config.followup_status, "Not found")
         live = state.live.get(sid)
+        refused = state.config.followup_status
+        continued = live is None or live.record.turns > 0
+        if refused is not None and (state.config.followup_status_scope == "all" or continued):
+            return error_response(refused, "Not found")
         if live is None:
             return error_response(state.config.gone_status if sid in state.gone else 404, "Session not found")
         record.session_id = sid
@@ -179,6 +184,11 @@ class TurnEndpoints:
         # an empty create's first turn is its session's first: not a follow-up
         live.start_turn(shaped(script, config, rec.turns > 1), text, rec.turns, readings)
 
+    def _usage(self, model: str) -> UsageReport | None:
+        """``contextUsage`` for a session running ``model``, when the server reports it."""
+        config = self.state.config
+        return UsageReport(model_id=config.context_model or model) if config.context_usage else None
+
     async def _model(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.state.live.get(request.match_info["id"])
         if live is None:
@@ -197,6 +207,7 @@ class TurnEndpoints:
                 return json_response({"ok": False, "error": f"unknown model {model!r}"})
             rec.model = rec.effective_model = model
             rec.downgraded = False
+            live.usage = self._usage(model) if live.usage is not None else None
             # the model call resets the effort (docs/protocol.md#model-pinning): the default runs
             rec.effort = "low"
         if body.get("agentEffort") is not None:

@@ -141,6 +141,7 @@ class Reuse:
             info=info,
             repin=decision.repin,
             reattach=decision.reattach,
+            waiting=bool(binding.pending_calls),
         )
 
     async def _fingerprint(self, new: Sequence[Any]) -> None:
@@ -185,6 +186,14 @@ class Reuse:
         """How the run :meth:`fallback` agreed to retry starts (``None``: one plain create)."""
         return self._start
 
+    def fresh_start(self, assets: Mapping[str, AssetRef]) -> SessionStart | None:
+        """How a new session for this request starts once the first attempt is given up (its images
+        uploaded again, say): as a first turn would (``None``: one plain create)."""
+        self._assets = assets
+        self.reused, self._binding = False, None
+        self._start = self._pinned_start(assets)
+        return self._start
+
     def fallback(self, run: SessionRun, exc: ConolError) -> bool:
         """Whether a failed first run is retried (as one plain create, or, when the turn an earlier
         attempt posted was never taken, by posting it on the same session): conol refused the follow-up
@@ -220,7 +229,8 @@ class Reuse:
                 self.request.reuse.backoff,
             )
         self.reused, self.reason = False, f"follow-up refused ({kind}, HTTP {exc.status_code}): new session"
-        self._start = None
+        # the new session starts as a first turn would: pinned where this model is pinned
+        self._start = self._pinned_start(self._assets) if isinstance(self._start, FollowUpStart) else None
         return True
 
     async def failed(self, run: SessionRun, exc: BaseException) -> None:

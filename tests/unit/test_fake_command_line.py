@@ -114,7 +114,7 @@ def test_both_entry_points_hand_every_flag_to_the_same_runner(monkeypatch):
         "followup_previews": "cleared",
         "followup_taken_status": None,
         "late_events": "note",
-        "late_after": 0.6,
+        "late_after": 0.2,
         "stageless_turns": "none",
         "first_token_delay": 1.5,
         "user_log_time": "none",

@@ -182,7 +182,7 @@ BINDING = Binding(
     "s1",
     "m",
     "low",
-    SessionHistory((StageMark("a", 2, "d1", 0, "d1", (("message#0", "d2"),)),), frozenset({"c1"})),
+    SessionHistory((StageMark("a", 2, "d1", 0, "d1"),), frozenset({"c1"})),
     1,
     pinned=True,
     effective_model="m2",

@@ -189,10 +189,29 @@ def test_a_terminal_status_is_the_turns_only_with_proof():
     status = TurnStatus(following=True, settle_window=1.0)
     assert status.believe("completed", 0.0, anchored=False, own_content=False).status is None
     assert status.believe("completed", 0.5, anchored=True, own_content=False).status is None
-    assert status.believe("completed", 0.6, anchored=True, own_content=True).status is None  # held 0.6 s
-    assert status.believe("completed", 1.1, anchored=True, own_content=True).at == 0.0  # held a settle window
-    fresh = TurnStatus(following=True, settle_window=1.0)
-    assert fresh.believe("running", 0.0, anchored=False, own_content=False).status == "running"
-    assert fresh.believe("failed", 0.2, anchored=True, own_content=False).status == "failed"
-    assert not fresh.ended("failed", 0.5, quiet_since=0.0)
-    assert fresh.ended("failed", 1.3, quiet_since=0.0)
+    assert status.believe("completed", 0.6, anchored=True, own_content=True).status is None  # content now
+    assert status.believe("completed", 1.5, anchored=True, own_content=True).status is None  # held 0.9 s
+    assert status.believe("completed", 1.7, anchored=True, own_content=True).at == 0.6  # held a settle window
+    assert status.believe("failed", 9.0, anchored=True, own_content=True).status is None  # its error event
+    committed = TurnStatus(following=True, settle_window=1.0)
+    assert committed.believe("completed", 0.0, anchored=True, own_content=True, committed=True).status
+    assert not committed.believe("failed", 0.1, anchored=True, own_content=True, committed=True).status
+    # a lagging status: what the first settle window shows may be the previous turn's (its late
+    # "running" too); later, running proves a new run
+    lagging = TurnStatus(following=True, settle_window=1.0)
+    for at, shown in ((0.0, "failed"), (0.3, "running"), (0.5, "failed")):
+        assert lagging.believe(shown, at, anchored=True, own_content=False).status in (None, "running")
+    assert lagging.believe("running", 1.2, anchored=True, own_content=False).status == "running"
+    assert lagging.believe("failed", 1.4, anchored=True, own_content=False).status == "failed"
+    # the previous turn waits on a tool: running proves nothing until a terminal status came
+    waited = TurnStatus(following=True, settle_window=1.0, waiting=True)
+    assert waited.believe("running", 1.5, anchored=True, own_content=False).status == "running"
+    assert waited.believe("failed", 1.7, anchored=True, own_content=False).status is None
+    assert not waited.ended("failed", 4.0, quiet_since=0.0)
+    assert waited.believe("running", 4.1, anchored=True, own_content=False).status == "running"
+    assert waited.believe("failed", 4.2, anchored=True, own_content=False).status == "failed"
+    rerun = TurnStatus(following=True, settle_window=1.0)
+    for at, shown in ((0.0, "completed"), (1.2, "running"), (1.4, "completed")):
+        rerun.believe(shown, at, anchored=False, own_content=False)
+    assert not rerun.ended("completed", 1.9, quiet_since=0.0)
+    assert rerun.ended("completed", 2.5, quiet_since=0.0)

@@ -2,10 +2,9 @@
 (``core/protocol/turn_boundary.py``; docs/session-reuse.md#where-the-new-turn-starts).
 
 Per stage, only what that boundary reads: how many log entries it held (positions below are the
-past), the digest of its first entry (a stream that replays starts there), where its last user log
-was and its digest (a reattach's stream may start at the latest recorded turn), and the digest of the
-last value of each preview entry (a preview that still shows it is the previous message, not the new
-turn's). No per-log digests, no text: a binding stays small however long the session is.
+past), the digest of its first entry (a stream that replays starts there), and where its last user
+log was and its digest (a reattach's stream may start at the latest recorded turn). No per-log
+digests, no text: a binding stays small however long the session is.
 """
 
 from __future__ import annotations
@@ -50,10 +49,6 @@ class StageMark:
     first: str = ""  # the digest of its first log entry
     last_user: int = -1  # the position of its last user log (-1: none)
     last_user_digest: str = ""
-    previews: tuple[tuple[str, str], ...] = ()  # (entry key, digest of its last value)
-
-    def preview(self, key: str) -> str | None:
-        return next((digest for name, digest in self.previews if name == key), None)
 
 
 def stage_key(sid: str) -> str:
@@ -74,10 +69,7 @@ class SessionHistory:
         return bool(self.stages or self.closed)
 
     def to_json(self) -> dict[str, object]:
-        stages = [
-            [m.id, m.logs, m.first, m.last_user, m.last_user_digest, [list(p) for p in m.previews]]
-            for m in self.stages
-        ]
+        stages = [[m.id, m.logs, m.first, m.last_user, m.last_user_digest] for m in self.stages]
         return {"stages": stages, "closed": sorted(self.closed)}
 
     @classmethod
@@ -92,15 +84,11 @@ class SessionHistory:
 
 
 def _mark_of(item: object) -> StageMark:
-    if not (isinstance(item, list) and len(item) == 6):
-        raise ValueError("a stage must be [id, logs, first, last user, its digest, previews]")
-    sid, logs, first, last_user, user_digest, previews = item
+    if not (isinstance(item, list) and len(item) == 5):
+        raise ValueError("a stage must be [id, logs, first, last user, its digest]")
+    sid, logs, first, last_user, user_digest = item
     if not (isinstance(sid, str) and isinstance(first, str) and isinstance(user_digest, str)):
         raise ValueError("a stage's id and digests must be strings")
     if not (isinstance(logs, int) and isinstance(last_user, int) and logs >= 0 and last_user < logs):
         raise ValueError("a stage's positions must be integers within its logs")
-    if not isinstance(previews, list) or not all(
-        isinstance(p, list) and len(p) == 2 and all(isinstance(v, str) for v in p) for p in previews
-    ):
-        raise ValueError("a stage's previews must be [key, digest] pairs")
-    return StageMark(sid, logs, first, last_user, user_digest, tuple((k, d) for k, d in previews))
+    return StageMark(sid, logs, first, last_user, user_digest)

@@ -8,10 +8,12 @@ The binding records where the session's history ended (``core/protocol/stage_mar
 **anchor** is the first user log past that record: in a stage the record holds, at a position past
 its recorded logs; in a stage it does not know, anywhere. Until the anchor nothing is the new turn's:
 the logs between the record's end and the anchor are the previous turn's tail (kept in ``tail_logs``,
-never emitted; previews are messages in flight, never history). After it, a stage's logs past the anchor, a
-stage first shown after it, and a preview once it differs from the value the previous message left
-are the new turn's. A second user log past the anchor is a turn the boundary cannot place
-(``ambiguous``). Stages of earlier turns that the record closed are the past wherever they appear.
+never emitted; previews are messages in flight, never history). After it, a stage's logs past the
+anchor and a stage first shown with or after it are the new turn's; so is a preview of a stage shown
+before, once it differs from what that stage showed in the event that brought the anchor (the
+previous message, which a stage may still show when the new turn opens in it). A second user log past
+the anchor is a turn the boundary cannot place (``ambiguous``). Stages of earlier turns that the
+record closed are the past wherever they appear.
 
 Positions come from the stream's structure. A stage's first log on a connection is at position 0
 when it is the stage's first log (the stream replays from the start), at the anchor's position when it
@@ -49,11 +51,10 @@ class _Stage:
     first: str = ""
     last_user: int = -1
     last_user_digest: str = ""
-    previews: dict[str, PreviewEntry] = field(default_factory=dict)  # the latest value of each entry
-    before: dict[str, PreviewEntry] = field(default_factory=dict)  # the latest before the anchor
     floor: int = 0  # after the anchor, logs below this position are the past
+    baseline: dict[str, str] = field(default_factory=dict)  # each preview entry's value at the anchor
     opened: set[str] = field(default_factory=set)  # preview entries the new turn changed
-    new: bool = False  # first shown after the anchor: all of it is the new turn's
+    new: bool = False  # first shown after the anchor, or unknown and first shown with it: all new
     tail: bool = False  # unknown to the record and shown before the anchor: the previous turn's tail
 
     @classmethod
@@ -67,20 +68,8 @@ class _Stage:
         if log.role == "user" and position >= self.last_user:
             self.last_user, self.last_user_digest = position, digest
 
-    def baseline(self, key: str) -> str | None:
-        """The digest of the value the previous message left in this entry (or whatever the stream
-        showed in it last before the anchor)."""
-        entry = self.before.get(key)
-        if entry is not None:
-            return preview_digest(entry)
-        return self.mark.preview(key) if self.mark is not None else None
-
     def as_mark(self) -> StageMark:
-        previews = tuple((key, preview_digest(entry)) for key, entry in self.previews.items())
-        if self.mark is not None:  # entries this turn did not show keep their recorded value
-            shown = dict(previews)
-            previews = tuple((k, d) for k, d in self.mark.previews if k not in shown) + previews
-        return StageMark(self.id, self.logs, self.first, self.last_user, self.last_user_digest, previews)
+        return StageMark(self.id, self.logs, self.first, self.last_user, self.last_user_digest)
 
 
 @dataclass(slots=True)
@@ -122,6 +111,7 @@ class TurnBoundary:
         self.tail_logs: list[LogEntry] = []
         self._stages: dict[str, _Stage] = {mark.id: _Stage.of(mark) for mark in known.stages}
         self._shown: dict[str, _Shown] = {}
+        self._fresh: set[str] = set()  # stages unknown to the record first shown in the current event
         self._saw_recorded = False  # this connection showed a stage the record holds
         self._live = self.anchored  # this connection has reached the anchor: what follows is new
         self._closed: dict[str, bool] = {}
@@ -142,10 +132,32 @@ class TurnBoundary:
             return event if self._live else None  # the assembler drops it whole
         if not self.anchored:
             self.events_before_anchor += 1
-        kept = [kept for stage in event.stages if (kept := self._stage(stage)) is not None]
-        if not kept or not self.following:
-            return event if not self.following else None
-        return event.model_copy(update={"stages": kept})
+        return self._delta(event)
+
+    def _delta(self, event: HistoryDelta) -> HistoryDelta | None:
+        """Logs first, in every stage (they may hold the anchor), then previews: in the event that
+        brings the anchor, a stage the stream showed before holds the previous message's previews
+        (their values are the baseline a new message must differ from)."""
+        anchored, self._fresh = self.anchored, set()
+        named = [(stage, self._state(stage.id)) for stage in event.stages if stage.id is not None]
+        logs = {state.id: self._logs(state, stage.logs) for stage, state in named if state is not None}
+        anchor_event = self.anchored and not anchored
+        kept: list[Stage] = []
+        for stage in event.stages:
+            if stage.id is None:
+                self.unnamed = True
+                if self._live:
+                    kept.append(stage)
+                continue
+            state = self._stages.get(stage.id)
+            if state is None or self._is_closed(stage.id):
+                continue  # an earlier turn's stage: the past wherever it shows up
+            previews = self._previews(state, stage.preview, anchor_event)
+            if self._live and (logs[state.id] or previews):
+                kept.append(stage.model_copy(update={"logs": logs[state.id], "preview": previews}))
+        if not self.following:
+            return event
+        return event.model_copy(update={"stages": kept}) if kept else None
 
     def _other(self, event: ConolEvent) -> ConolEvent | None:
         content = isinstance(event, StreamEvent | AssistantEvent)
@@ -160,32 +172,21 @@ class TurnBoundary:
 
     # -- one stage ------------------------------------------------------------------------------------
 
-    def _stage(self, stage: Stage) -> Stage | None:
-        sid = stage.id
-        if sid is None:
-            self.unnamed = True
-            return stage if self._live else None
-        if self._is_closed(sid):
-            return None  # an earlier turn's stage: the past wherever it shows up
-        state = self._state(sid)
-        logs = self._logs(state, stage.logs)
-        previews = self._previews(state, stage.preview)
-        if not self._live or not (logs or previews):
-            return None
-        return stage.model_copy(update={"logs": logs, "preview": previews})
-
     def _is_closed(self, sid: str) -> bool:
         closed = self._closed.get(sid)
         if closed is None:
             closed = self._closed[sid] = bool(self.known.closed) and stage_key(sid) in self.known.closed
         return closed
 
-    def _state(self, sid: str) -> _Stage:
+    def _state(self, sid: str | None) -> _Stage | None:
+        if sid is None or self._is_closed(sid):
+            return None
         state = self._stages.get(sid)
         if state is None:
             # a stage the record does not know: the new turn's once the anchor was found; before it,
             # the anchor's own stage or, shown after a recorded stage, what the previous turn wrote late
             state = self._stages[sid] = _Stage(sid, None, new=self.anchored, tail=self._saw_recorded)
+            self._fresh.add(sid)
         elif state.mark is not None:
             self._saw_recorded = True
         return state
@@ -228,24 +229,29 @@ class TurnBoundary:
         for state in self._stages.values():
             state.floor = anchor.position + 1 if state.id == anchor.stage else state.logs
 
-    def _previews(self, state: _Stage, previews: list[PreviewEntry]) -> list[PreviewEntry]:
+    def _previews(
+        self, state: _Stage, previews: list[PreviewEntry], anchor_event: bool
+    ) -> list[PreviewEntry]:
+        if not (self._live and self.following):
+            return []  # before the anchor (or a reconnect's replay of it): messages of earlier turns
         kept: list[PreviewEntry] = []
         ranks: dict[str | None, int] = {}
+        fresh = state.new or state.id in self._fresh  # first shown with the anchor, unknown to the record
         for entry in previews:
             rank = ranks.get(entry.type, 0)
             ranks[entry.type] = rank + 1
             key = f"{entry.type}#{rank}"
-            state.previews[key] = entry
-            if not self.following:
+            if fresh or key in state.opened:
+                kept.append(entry)
                 continue
-            if not self.anchored:
-                state.before[key] = entry
-            elif not self._live:
-                continue  # a reconnect's replay of what came before the anchor
-            elif state.new or key in state.opened or preview_digest(entry) != state.baseline(key):
+            digest = preview_digest(entry)
+            if anchor_event:
+                state.baseline[key] = digest  # the previous message, still shown
+            elif digest != state.baseline.get(key):
                 state.opened.add(key)
                 kept.append(entry)
-                self.own_content = True
+        if kept:
+            self.own_content = True
         return kept
 
     # -- positions --------------------------------------------------------------------------------
