@@ -225,9 +225,10 @@ def unseen_turn(boundary: TurnBoundary, start: object, session_id: str) -> Conol
     stream never showed the turn: on a reattach with no trace of it at all, conol never took the turn
     an earlier attempt posted (docs/session-reuse.md#when-a-follow-up-fails); on a turn we posted,
     this upstream's stream shows turns where this client cannot find them. ``None``: a reattach that
-    saw content it cannot place (it may be the turn: only the budget ends that read)."""
+    saw content it cannot place, or a stream starting at a user log word for word the last recorded
+    one (either may be the turn: only the budget ends that read, never a second post)."""
     if getattr(start, "reattach", False):
-        if boundary.stageless_before_anchor:
+        if boundary.stageless_before_anchor or boundary.unsure:
             return None
         return FollowUpRefused(
             f"conol did not take the turn an earlier attempt posted on session {session_id}",

@@ -215,3 +215,12 @@ def test_a_terminal_status_is_the_turns_only_with_proof():
         rerun.believe(shown, at, anchored=False, own_content=False)
     assert not rerun.ended("completed", 1.9, quiet_since=0.0)
     assert rerun.ended("completed", 2.5, quiet_since=0.0)
+
+
+def test_a_reattach_never_proves_a_turn_untaken_from_an_echo_word_for_word_the_last_one():
+    """A retry reading a turn whose post failed 5xx: the stream (no replay) starts at a user log equal
+    to the last recorded one. It is the latest recorded turn, or ours said word for word again in the
+    same second: this read cannot prove conol did not take it (never a second post)."""
+    boundary = TurnBoundary(recorded(*TURN_1).known, reattach=True)
+    read(boundary, TURN_1)
+    assert (boundary.anchored, boundary.unsure) == (False, True)

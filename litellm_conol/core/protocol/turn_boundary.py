@@ -108,6 +108,7 @@ class TurnBoundary:
         self.ambiguous: str | None = None
         self.events_before_anchor = 0
         self.stageless_before_anchor = 0
+        self.unsure = False  # a reattach placed a stream at the last recorded user log by its digest
         self.tail_logs: list[LogEntry] = []
         self._stages: dict[str, _Stage] = {mark.id: _Stage.of(mark) for mark in known.stages}
         self._shown: dict[str, _Shown] = {}
@@ -263,7 +264,8 @@ class TurnBoundary:
         shown = self._shown.get(state.id)
         if shown is None:
             first = log_digest(logs[0])
-            shown = self._shown[state.id] = _Shown(self._start(state, first), first=first)
+            offset = self._start(state, first, logs[0].role == "user")
+            shown = self._shown[state.id] = _Shown(offset, first=first)
             start, index_base = 0, 0
         elif _extends(shown, logs):
             start, index_base = shown.count, 0  # a cumulative snapshot: everything again, then more
@@ -279,17 +281,24 @@ class TurnBoundary:
             shown.last = placed[-1][2]
         return placed
 
-    def _start(self, state: _Stage, first: str) -> int:
-        """Where a connection's first log of a stage sits (module docstring)."""
+    def _start(self, state: _Stage, first: str, user: bool) -> int:
+        """Where a connection's first log of a stage sits (module docstring). ``user``: that log is a
+        user log: on a reattach, one placed at a recorded user log may be ours said word for word
+        again (in the same second), so that read can never prove our turn was not taken; unless
+        this session's turns came in stages of their own (the record closed some): then ours would
+        not be in a recorded stage."""
+        mark = state.mark
+        recorded_user = self.reattach and user and mark is not None and not self.known.closed
         if not state.first or first == state.first:
+            self.unsure = self.unsure or (recorded_user and bool(state.first))
             return 0
         anchor = self.anchor
         if anchor is not None and anchor.stage == state.id and first == anchor.digest:
             return anchor.position
-        mark = state.mark
         if mark is None:
             return state.logs
-        if self.reattach and mark.last_user >= 0 and first == mark.last_user_digest:
+        if recorded_user and mark.last_user >= 0 and first == mark.last_user_digest:
+            self.unsure = True  # the stream starts at the latest recorded turn, or at ours
             return mark.last_user
         return mark.logs
 
