@@ -144,6 +144,21 @@ def recorded(*events: bytes) -> TurnBoundary:
 TURN_1 = [delta("main", [user("one")]), delta("main", [said("A1")], [said("A1")])]
 
 
+def test_a_tool_call_whose_result_comes_later_is_the_same_log_in_a_cumulative_stage():
+    call = {"role": "assistant", "type": "tool_call", "content": [{"name": "WebSearch", "input": {"q": 1}}]}
+    found = {**call, "content": [{"name": "WebSearch", "input": {"q": 1}, "result": [{"text": "hit"}]}]}
+    boundary = recorded(*TURN_1)
+    logs = [user("one"), said("A1"), user("two")]
+    events = [
+        *TURN_1,
+        delta("main", logs),
+        delta("main", [*logs, call]),
+        delta("main", [*logs, found, said("A2")]),
+    ]
+    assembler = read(boundary, events)
+    assert (assembler.final_text, boundary.ambiguous, boundary.history().stages[0].logs) == ("A2", None, 5)
+
+
 def test_a_second_turn_past_the_history_is_ambiguous():
     boundary = recorded(*TURN_1)
     read(boundary, [*TURN_1, delta("main", [user("two")]), delta("main", [user("three")])])

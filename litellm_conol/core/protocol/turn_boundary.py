@@ -77,8 +77,9 @@ class _Shown:
     """What one connection showed of a stage's logs."""
 
     offset: int  # the absolute position of the connection's first log
+    first_entry: LogEntry
+    first: str = ""  # its digest
     count: int = 0
-    first: str = ""
     last: str = ""
 
 
@@ -265,7 +266,7 @@ class TurnBoundary:
         if shown is None:
             first = log_digest(logs[0])
             offset = self._start(state, first, logs[0].role == "user")
-            shown = self._shown[state.id] = _Shown(offset, first=first)
+            shown = self._shown[state.id] = _Shown(offset, logs[0], first=first)
             start, index_base = 0, 0
         elif _extends(shown, logs):
             start, index_base = shown.count, 0  # a cumulative snapshot: everything again, then more
@@ -325,8 +326,10 @@ def _reaches(anchor: Anchor | None, sid: str, position: int) -> bool:
 
 def _extends(shown: _Shown, logs: list[LogEntry]) -> bool:
     """Whether ``logs`` repeat what the connection showed (a cumulative snapshot) rather than add to
-    it: as many or more, starting with the same first log and holding the last one at its place."""
+    it: as many or more, starting with the same first log (compared as parsed: it may be the whole
+    first transcript, too long to digest on every event) and holding the last one at its place (by
+    digest: a tool call's result is filled in later)."""
     count = shown.count
-    if len(logs) < count:
+    if len(logs) < count or logs[0] != shown.first_entry:
         return False
-    return log_digest(logs[0]) == shown.first and log_digest(logs[count - 1]) == shown.last
+    return count == 1 or log_digest(logs[count - 1]) == shown.last
