@@ -93,4 +93,4 @@ bench-reuse: $(STAMP)
 # conversations and 60 generated ones (CI runs 2), each under all 36 readings, reuse on and off
 # (~30 min on 2 cores).
 reuse-differential: $(STAMP)
-	CONOL_DIFF_EXAMPLES=$${CONOL_DIFF_EXAMPLES:-60} $(BIN)/python -m pytest tests/integration/test_reuse_differential.py -p no:randomly $(PYTEST_ARGS)
+	CONOL_DIFF_EXAMPLES=$${CONOL_DIFF_EXAMPLES:-60} $(BIN)/python -m pytest tests/integration/test_reuse_differential.py $(PYTEST_ARGS)

@@ -218,7 +218,7 @@ class FakeState:
             return fault
         gone = unknown_asset(record.body, self.assets.known)
         if gone is not None:
-            return error_response(self.config.unknown_asset_status, f"unknown asset {gone!r}")
+            return error_response(self.config.unknown_asset_status, gone)
         problem = record.body_error or create_body_problem(record.body, self.assets.known)
         if problem is not None:
             return error_response(400, problem)

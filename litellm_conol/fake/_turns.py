@@ -126,7 +126,7 @@ class TurnEndpoints:
         body = record.body if isinstance(record.body, dict) else {}
         gone = unknown_asset(body, state.assets.known)
         if gone is not None:
-            return error_response(state.config.unknown_asset_status, f"unknown asset {gone!r}")
+            return error_response(state.config.unknown_asset_status, gone)
         problem = record.body_error or turn_messages_problem(body.get("messages"), state.assets.known)
         if problem is not None:
             return error_response(400, problem)

@@ -71,13 +71,13 @@ def _image_part(i: int, part: dict[str, Any], known_asset: Callable[[str], bool]
 
 
 def unknown_asset(body: Any, known_asset: Callable[[str], bool]) -> str | None:
-    """The first image part's asset path that names no uploaded asset (``None``: all are known), so
-    the server can answer it as its ``unknown_asset_status`` reading says."""
+    """Why a body's image part names no uploaded asset (the first such part), or ``None``: the
+    server answers it as its ``unknown_asset_status`` reading says."""
     messages = body.get("messages") if isinstance(body, dict) else None
-    for part in messages if isinstance(messages, list) else ():
+    for i, part in enumerate(messages if isinstance(messages, list) else ()):
         path = part.get("content") if isinstance(part, dict) and part.get("type") == "image" else None
         if isinstance(path, str) and not known_asset(path):
-            return path
+            return f"messages[{i}] names an unknown asset {path!r}"
     return None
 
 
