@@ -20,7 +20,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 # about 3 s each (docs/development.md#commands).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint typecheck docs unit bench bench-agent bench-reuse fake clean redis-server nox
+.PHONY: run test lint typecheck docs unit bench bench-agent bench-reuse reuse-differential fake clean redis-server nox
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -107,3 +107,9 @@ clean:
 # replaying run (~1.5 min); ARGS=--write writes the tables to bench/RESULTS.md (replacing the earlier ones).
 bench-reuse: $(STAMP)
 	$(BIN)/python -m bench.reuse $(ARGS)
+
+# The reuse differential test's long mode (tests/integration/test_reuse_differential.py): the named
+# conversations and 60 generated ones (CI runs 2), each under all 36 readings, reuse on and off
+# (~30 min on 2 cores).
+reuse-differential: $(STAMP)
+	CONOL_DIFF_EXAMPLES=$${CONOL_DIFF_EXAMPLES:-60} $(BIN)/python -m pytest tests/integration/test_reuse_differential.py $(PYTEST_ARGS)

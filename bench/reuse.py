@@ -3,6 +3,7 @@
     python -m bench.reuse                 # prints the tables
     python -m bench.reuse --write         # and writes them to bench/RESULTS.md (its section)
     python -m bench.reuse --no-profile    # without the profile of a replaying run
+    python -m bench.reuse --no-long       # without the 200-turn session
 
 The conversation is what Claude Code sends for a task of 19 tool calls and an answer: a long
 system prompt (16 KB), 12 tool definitions, and a 2 KB tool result after each call; each turn is one
@@ -13,7 +14,8 @@ stream that starts at the new turn (``followup_replay`` off), and reuse off (``s
 every turn a new session, no follow-up, so the replay reading does not apply). Per turn: bytes sent,
 bytes received, the client's CPU, the fake's CPU, sessions so far and the turn's wall time; how each
 is measured: ``bench/reuse_meter.py``. Then a profile of the client over a replaying run: where the
-CPU of a follow-up turn goes (``bench/reuse_profile.py``).
+CPU of a follow-up turn goes (``bench/reuse_profile.py``). Last, a 200-turn session with reuse on,
+replaying and not: whether a turn costs more the longer the session is (``bench/reuse_long.py``).
 """
 
 from __future__ import annotations
@@ -111,11 +113,19 @@ def tool_output(step: int) -> str:
     return (line * (2048 // len(line) + 1))[:2048]
 
 
-def first_messages() -> list[dict[str, Any]]:
+def first_messages(turns: int = TURNS) -> list[dict[str, Any]]:
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": f"[[fake:agent_loop calls={TURNS - 1}]] Refactor the project."},
+        {"role": "user", "content": f"[[fake:agent_loop calls={turns - 1}]] Refactor the project."},
     ]
+
+
+def answered(response: Any, messages: list[dict[str, Any]], number: int) -> None:
+    """The turn's answer, and a tool result for each of its calls, appended to ``messages``."""
+    message = response.choices[0].message
+    messages.append(message.model_dump(exclude_none=True))
+    for call in message.tool_calls or ():
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(number)})
 
 
 async def turn(
@@ -168,9 +178,7 @@ async def conversation(
                 **costs,
             }
         )
-        messages.append(message.model_dump(exclude_none=True))
-        for call in message.tool_calls or ():
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(number)})
+        answered(response, messages, number)
         if not message.tool_calls:
             assert message.content == f"Finished after {TURNS - 1} tool call(s).", message.content
     return rows
@@ -201,7 +209,7 @@ async def measure(fake: FakeProcess) -> dict[str, list[dict[str, Any]]]:
     return {name: per_turn_median(mode_runs) for name, mode_runs in runs.items()}
 
 
-async def amain(profile: bool) -> tuple[str, dict[str, Any]]:
+async def amain(profile: bool, long: bool) -> tuple[str, dict[str, Any]]:
     litellm.suppress_debug_info = True
     litellm_conol.register()
     fake = FakeProcess.start()
@@ -214,17 +222,37 @@ async def amain(profile: bool) -> tuple[str, dict[str, Any]]:
             profiled = await profile_replay(
                 lambda meter, profiler: conversation(fake, MODES[0], meter, profiler), tools()
             )
+        runs = await long_runs(fake) if long else {}
     finally:
         fake.stop()
-    return report(rows, profiled, TURNS, REPEATS), {"rows": rows, "profile": profiled}
+    text = report(rows, profiled, TURNS, REPEATS)
+    if runs:
+        from .reuse_long import long_table
+
+        text += "\n\n" + long_table(runs)
+    return text, {"rows": rows, "profile": profiled, "long": runs}
+
+
+async def long_runs(fake: FakeProcess) -> dict[str, list[dict[str, Any]]]:
+    """The 200-turn session with reuse on, replaying and not (``bench/reuse_long.py``)."""
+    from .reuse_long import LONG_TURNS, long_session
+
+    runs = {}
+    for mode in MODES[:2]:
+        messages = first_messages(LONG_TURNS)
+        runs[f"reuse {mode.name}"] = await long_session(
+            fake, mode.replay, turn, (mode, MODES[2]), messages, answered
+        )
+    return runs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.reuse")
     parser.add_argument("--write", action="store_true", help="write the tables to bench/RESULTS.md")
     parser.add_argument("--no-profile", action="store_true", help="skip the profile of a replaying run")
+    parser.add_argument("--no-long", action="store_true", help="skip the 200-turn session")
     args = parser.parse_args()
-    result, raw = asyncio.run(amain(profile=not args.no_profile))
+    result, raw = asyncio.run(amain(profile=not args.no_profile, long=not args.no_long))
     print(result)
     stamp = dt.datetime.now(dt.UTC)
     OUT.mkdir(exist_ok=True)
@@ -237,7 +265,8 @@ def main() -> None:
             f"{_version('litellm')}, git {_git()}: a {TURNS}-turn Claude-Code-shaped task (16 KB system "
             "prompt, 12 tools, 2 KB tool results) through `litellm.acompletion` against the fake conol in "
             "its own process; reuse on (follow-up streams replaying earlier turns, and not) vs off. How "
-            "each number is measured: `bench/reuse_meter.py`.\n\n"
+            "each number is measured: `bench/reuse_meter.py`; the 200-turn session: "
+            "`bench/reuse_long.py`.\n\n"
             f"{result}\n"
         )
         write_section(RESULTS, "bench-reuse", section)

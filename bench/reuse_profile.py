@@ -25,7 +25,8 @@ from typing import Any
 
 from litellm_conol.core.answer.structured import check_tool_schema
 from litellm_conol.core.protocol.sse import SSEDecoder
-from litellm_conol.core.protocol.turn_boundary import StageLogs, TurnBoundary
+from litellm_conol.core.protocol.stage_marks import SessionHistory
+from litellm_conol.core.protocol.turn_boundary import TurnBoundary
 from litellm_conol.core.protocol.wire import ToolSpec, parse_event
 from litellm_conol.core.request.render import convert_tools
 
@@ -63,7 +64,14 @@ OWNERS = (
         "ours: event parse (core/protocol/wire.py, JSON parser included)",
         ("/litellm_conol/core/protocol/wire.py",),
     ),
-    ("ours: turn boundary (reuse/turns.py)", ("/litellm_conol/reuse/turns.py",)),
+    (
+        "ours: turn boundary (core/protocol/turn_boundary.py, stage_marks.py, turn_status.py)",
+        (
+            "/litellm_conol/core/protocol/turn_boundary.py",
+            "/litellm_conol/core/protocol/stage_marks.py",
+            "/litellm_conol/core/protocol/turn_status.py",
+        ),
+    ),
     (
         "ours: driver (client/driver.py, inbox.py)",
         ("/litellm_conol/client/driver.py", "/client/inbox.py"),
@@ -220,7 +228,7 @@ def _record(recorder: TurnBoundary, streams: list[list[bytes]]) -> None:
                 recorder.filter(event)
 
 
-def _boundary(known: StageLogs, events: list[Any]) -> None:
+def _boundary(known: SessionHistory, events: list[Any]) -> None:
     boundary = TurnBoundary(known)
     for event in events:
         if boundary.filter(event) is not None:

@@ -17,8 +17,6 @@ from ..core.config.budgets import DEFAULT_TIMEOUT
 from ..core.errors import ConolError, RequestTimeout, UpstreamError
 from ..core.protocol.agent_failures import failure_error
 from ..core.protocol.end_policy import (
-    FAILED_STATUSES,
-    TERMINAL_STATUSES,
     EndPolicy,
     Finish,
     GiveUp,
@@ -27,8 +25,9 @@ from ..core.protocol.end_policy import (
 )
 from ..core.protocol.session_info import RunStats, SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
+from ..core.protocol.turn_status import TurnStatus
 from ..core.protocol.wire import ConolEvent, CreateSessionBody, parse_event, unreadable_reason
-from .follow_up import FollowUpRefused, FollowUpStart, SessionStart
+from .follow_up import FollowUpUnverified, SessionStart, unanchored, unseen_turn
 from .inbox import Inbox, InboxItem, StatusReport, StreamClosed, StreamEvent
 from .transport import SessionTransport
 
@@ -58,12 +57,13 @@ class SessionRun:
     stats: RunStats = field(default_factory=RunStats, init=False)
     boundary: TurnBoundary = field(init=False)  # the new turn's start; records the session's stage logs
     _last_stream_error: ConolError | None = field(default=None, init=False, repr=False)
-    _terminal_since: float | None = field(default=None, init=False, repr=False)
-    _failed_since: float | None = field(default=None, init=False, repr=False)
+    _status: TurnStatus = field(init=False, repr=False)  # which polled status is this turn's
     _aborts: set[Callable[[], None]] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.boundary = self.start.boundary if self.start is not None else TurnBoundary(record=self.record)
+        waiting = bool(getattr(self.start, "waiting", False))
+        self._status = TurnStatus(self.boundary.following, self.timing.settle_window, waiting=waiting)
 
     async def pieces(self) -> AsyncIterator[list[Piece]]:
         """Lists of pieces as events arrive; the first (empty) list marks the session's creation."""
@@ -74,6 +74,7 @@ class SessionRun:
         inbox = Inbox()
         tasks: set[asyncio.Task[None]] = set()
         policy = EndPolicy(self.timing, loop.time())
+        self._status.posted_at = policy.started_at
         self._start(tasks, self._read_stream(session_id, inbox))
         try:
             while True:
@@ -91,6 +92,7 @@ class SessionRun:
                     if tail:
                         yield tail
                     return
+                self._check_anchored(policy, now, session_id)
                 if isinstance(step, GiveUp):
                     raise RequestTimeout(f"{step.reason}; session {session_id} abandoned")
                 if isinstance(step, Poll):
@@ -102,7 +104,7 @@ class SessionRun:
                         f"conol session {session_id} was still running after the "
                         f"{self.timeout:g} s timeout; abandoned"
                     )
-                item = await inbox.get(min(step.deadline, deadline))
+                item = await inbox.get(min(step.deadline, deadline, self._anchor_deadline(policy)))
                 if item is None:
                     continue
                 pieces = self._handle(item, policy, loop.time(), session_id, inbox, tasks)
@@ -199,6 +201,8 @@ class SessionRun:
                 return []  # junk line, heartbeat or unknown type: not fatal (docs/protocol.md#stream)
             self.stats.events += 1
             event = self._this_turn(event)
+            if self.boundary.ambiguous is not None:
+                raise FollowUpUnverified(f"session {session_id}: {self.boundary.ambiguous}")
             if event is None:
                 return []  # an earlier turn's, replayed
             policy.on_event(now)
@@ -209,8 +213,16 @@ class SessionRun:
         if isinstance(item, StatusReport):
             if item.error is not None:
                 raise item.error
-            self._check_turn_taken(item.value, policy, now, session_id)
-            policy.on_status(now, self._believed(self._this_turn_status(item.value), policy, now))
+            boundary = self.boundary
+            belief = self._status.believe(
+                item.value,
+                now,
+                anchored=boundary.anchored,
+                own_content=boundary.own_content,
+                committed=self.assembler.committed,
+            )
+            self._check_turn_seen(item.value, policy, now, session_id)
+            policy.on_status(belief.at, belief.status)
             if policy.is_failed:
                 raise failure_error(None, "status", status=policy.status, session_id=session_id)
             unfinished = not policy.is_terminal or policy.stream_failed
@@ -234,44 +246,25 @@ class SessionRun:
         logs, for the next follow-up's boundary)."""
         return self.boundary.filter(event)
 
-    def _this_turn_status(self, status: str | None) -> str | None:
-        """A terminal status before the new turn showed up is the previous turn's: as good as unknown."""
-        if self.boundary.started or status is None:
-            return status
-        return None if status.lower() in TERMINAL_STATUSES else status
+    def _anchor_deadline(self, policy: EndPolicy) -> float:
+        """Until when a follow-up's stream may go without showing the turn we posted: the first-event
+        budget, counted from the post (replayed events are not the new turn's)."""
+        if self.boundary.anchored:
+            return float("inf")
+        return policy.started_at + self.timing.first_event_timeout
 
-    def _believed(self, status: str | None, policy: EndPolicy, now: float) -> str | None:
-        """On a follow-up, a failed status may still be the previous turn's (a status lags behind
-        the stream, docs/protocol.md#follow-up-turns): believed once the stream stayed quiet for a
-        settle window after it; until then as good as unknown. A failure of the new turn itself
-        also comes as its ``error`` event, read at once."""
-        if not self.boundary.known or status is None or status.lower() not in FAILED_STATUSES:
-            self._failed_since = None
-            return status
-        if self._failed_since is None:
-            self._failed_since = now
-        quiet_since = max(self._failed_since, policy.last_activity_at or policy.started_at)
-        return status if now - quiet_since >= self.timing.settle_window else None
+    def _check_anchored(self, policy: EndPolicy, now: float, session_id: str) -> None:
+        if now >= self._anchor_deadline(policy):
+            raise unanchored(self.boundary, self.start, self.timing.first_event_timeout, session_id)
 
-    def _check_turn_taken(self, status: str | None, policy: EndPolicy, now: float, session_id: str) -> None:
-        """Reading a turn an earlier attempt posted (its fate unknown): the session finished, the
-        stream went quiet for a settle window, and still nothing of the turn: conol never took it
-        (docs/session-reuse.md#when-a-follow-up-fails)."""
-        start = self.start
-        if not (isinstance(start, FollowUpStart) and start.reattach) or self.boundary.started:
+    def _check_turn_seen(self, status: str | None, policy: EndPolicy, now: float, session_id: str) -> None:
+        """The session provably finished a run since the post and the stream never showed the turn."""
+        boundary, quiet_since = self.boundary, policy.last_activity_at or policy.started_at
+        if not boundary.following or boundary.anchored or not self._status.ended(status, now, quiet_since):
             return
-        if status is None or status.lower() not in TERMINAL_STATUSES:
-            self._terminal_since = None
-            return
-        if self._terminal_since is None:
-            self._terminal_since = now
-        settle = self.timing.settle_window
-        quiet_since = max(self._terminal_since, policy.last_activity_at or policy.started_at)
-        if now - quiet_since >= settle:
-            raise FollowUpRefused(
-                f"conol did not take the turn an earlier attempt posted on session {session_id}",
-                kind="not_taken",
-            )
+        error = unseen_turn(boundary, self.start, session_id)
+        if error is not None:
+            raise error
 
     def _reconnect(
         self, policy: EndPolicy, session_id: str, inbox: Inbox, tasks: set[asyncio.Task[None]]

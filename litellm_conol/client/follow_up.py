@@ -6,8 +6,9 @@ follow-up decides what happens next, by what it means (docs/session-reuse.md#whe
 
 * the endpoint does not exist or is not allowed there (405, 501; a 404 while the session itself is
   still there) → :class:`FollowUpRefused` ``unsupported``: follow-ups stay off for that upstream;
-* the session is gone (404, 410), busy (409, 423) or the turn was refused (400, 413, 415, 422) →
-  :class:`FollowUpRefused` for this conversation only: a new full session answers it;
+* the session is gone (404, 410), busy (409, 423), the turn was refused (400, 413, 415, 422) or
+  named an image asset conol no longer has (a 404 while the session is there, for a turn naming
+  assets) → :class:`FollowUpRefused` for this conversation only: a new full session answers it;
 * a rate limit, a server error or a timeout → the caller's usual (retryable) error; ``posted`` says
   whether conol may have taken the turn, so a retry reads that turn instead of posting it twice (and
   posts it after all, ``not_taken``, when the session finished without it).
@@ -18,15 +19,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
-from ..core.errors import AuthenticationFailed, ConolError, ModelDowngraded, PermissionDenied, UpstreamError
+from ..core.errors import (
+    AuthenticationFailed,
+    ConolError,
+    ModelDowngraded,
+    PermissionDenied,
+    RequestTimeout,
+    UpstreamError,
+    UpstreamUnavailable,
+)
 from ..core.protocol import paths
 from ..core.protocol.follow_up import TurnBody, pinning_calls
 from ..core.protocol.session_info import SessionInfo
 from ..core.protocol.turn_boundary import TurnBoundary
-from ..core.protocol.wire import CreateSessionBody
+from ..core.protocol.wire import CreateSessionBody, ImagePart
 from .transport import SessionTransport
 
-RefusalKind = Literal["unsupported", "gone", "busy", "rejected", "not_taken"]
+RefusalKind = Literal["unsupported", "gone", "busy", "rejected", "not_taken", "asset_gone"]
 Posted = Literal["no", "unknown", "yes"]
 
 UNSUPPORTED = frozenset({405, 501})
@@ -42,6 +51,13 @@ class FollowUpRefused(UpstreamError):
     def __init__(self, message: str, *, kind: RefusalKind, status_code: int | None = None) -> None:
         super().__init__(message, status_code=status_code)
         self.kind: RefusalKind = kind
+
+
+class FollowUpUnverified(UpstreamUnavailable):
+    """A follow-up's stream that this client cannot read safely: it never showed the turn we posted
+    within the first-event budget, or showed two turns past the session's history. 503, retryable;
+    the caller's retry gets a new session, and session reuse is off for that upstream for a while
+    (docs/session-reuse.md#fail-safe)."""
 
 
 class TurnTransport(SessionTransport, Protocol):
@@ -60,17 +76,23 @@ class SessionStart(Protocol):
     async def open(self, transport: SessionTransport) -> SessionInfo: ...
 
 
-async def _refusal_kind(transport: TurnTransport, session_id: str, status: int) -> RefusalKind | None:
+async def _refusal_kind(
+    transport: TurnTransport, session_id: str, status: int, names_assets: bool
+) -> RefusalKind | None:
     """What a refused follow-up means; ``None``: not a refusal (the caller's usual error)."""
     if status in UNSUPPORTED:
         return "unsupported"
     if status == 404:
-        # the session or the endpoint: the session's own address tells which
+        # the session, the endpoint or an image the turn names: the session's own address tells
+        # whether the session is there; then a turn naming assets may have named a gone one, which
+        # is that conversation's, never proof the endpoint is missing
         try:
             found, _, _ = await transport.get_raw(paths.session(session_id), "checking the session")
         except ConolError:
             return "gone"
-        return "unsupported" if 200 <= found < 300 else "gone"
+        if not 200 <= found < 300:
+            return "gone"
+        return "asset_gone" if names_assets else "unsupported"
     if status in GONE:
         return "gone"
     if status in BUSY:
@@ -93,6 +115,7 @@ class FollowUpStart:
     info: SessionInfo
     repin: bool = False
     reattach: bool = False
+    waiting: bool = False  # the previous turn ended on tool calls: the session shows as running
     posted: Posted = field(default="no", init=False)
 
     async def open(self, transport: SessionTransport) -> SessionInfo:
@@ -136,7 +159,8 @@ async def post_turn(transport: TurnTransport, session_id: str, turn: TurnBody) -
     except (AuthenticationFailed, PermissionDenied):
         raise
     except ConolError as exc:
-        kind = await _refusal_kind(transport, session_id, int(exc.status_code))
+        names_assets = any(isinstance(part, ImagePart) for part in turn.messages)
+        kind = await _refusal_kind(transport, session_id, int(exc.status_code), names_assets)
         if kind is None:
             raise
         raise FollowUpRefused(
@@ -178,3 +202,38 @@ class PinnedStart:
             )
         await post_turn(turns, session_id, self.turn)
         return SessionInfo(session_id, effective, downgraded)
+
+
+def unanchored(boundary: TurnBoundary, start: object, budget: float, session_id: str) -> ConolError:
+    """A follow-up whose stream did not show the turn we posted within the first-event budget: a
+    reattach's turn may never have been taken (a timeout: the session is forgotten); a posted turn's
+    stream that showed events but never ours is a reading this client cannot place
+    (docs/session-reuse.md#fail-safe)."""
+    if boundary.events_before_anchor == 0 or getattr(start, "reattach", False):
+        return RequestTimeout(
+            f"conol's stream of session {session_id} did not show the turn within {budget:g} s "
+            "(first_event_timeout); abandoned"
+        )
+    return FollowUpUnverified(
+        f"conol's stream of session {session_id} never showed the turn we posted: "
+        f"{boundary.events_before_anchor} other event(s) in {budget:g} s (first_event_timeout)"
+    )
+
+
+def unseen_turn(boundary: TurnBoundary, start: object, session_id: str) -> ConolError | None:
+    """The session provably finished a run since the post (``core/protocol/turn_status.py``) and its
+    stream never showed the turn: on a reattach with no trace of it at all, conol never took the turn
+    an earlier attempt posted (docs/session-reuse.md#when-a-follow-up-fails); on a turn we posted,
+    this upstream's stream shows turns where this client cannot find them. ``None``: a reattach that
+    saw content it cannot place, or a stream starting at a user log word for word the last recorded
+    one (either may be the turn: only the budget ends that read, never a second post)."""
+    if getattr(start, "reattach", False):
+        if boundary.stageless_before_anchor or boundary.unsure:
+            return None
+        return FollowUpRefused(
+            f"conol did not take the turn an earlier attempt posted on session {session_id}",
+            kind="not_taken",
+        )
+    return FollowUpUnverified(
+        f"conol's session {session_id} ran and finished, and its stream never showed the turn we posted"
+    )

@@ -58,7 +58,8 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
         elif choices:
             parser.add_argument(flag, choices=choices, default=reading.default, help=help_text)
         else:
-            kind = int if "int" in str(reading.type) else str
+            annotation = str(reading.type)
+            kind = float if "float" in annotation else int if "int" in annotation else str
             parser.add_argument(flag, type=kind, default=reading.default, help=help_text)
 
 

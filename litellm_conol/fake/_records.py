@@ -219,7 +219,8 @@ class FakeConfig:
       pins the session (the other).
     * ``followup_status``: ``None`` takes turns on existing sessions (docs/protocol.md#follow-up-turns);
       a status (404, 405, …) refuses every ``POST /api/sessions/{id}/messages`` with it (an upstream
-      without them).
+      without them); with ``followup_status_scope="continued"`` only turns on a session that ran a
+      turn (a session busy or gone: the first turn of an empty create still goes through).
     * ``followup_replay``: a follow-up's stream replays the earlier turns (``False``: starts at the
       new turn). ``followup_status_lag``: seconds the previous turn's status (terminal, say) stays
       before a follow-up turn starts running. ``followup_garbage``: each follow-up turn starts with
@@ -233,6 +234,23 @@ class FakeConfig:
       the turn sent one) or ``"error"`` (an ``error`` event and status ``failed``, unless the turn
       sent an error: the turn is recorded as failed after its answer). Placed when the next turn is
       posted, so a session that never gets a follow-up is unchanged.
+    * ``followup_previews``: a follow-up turn in the previous turn's stages (``followup_stage="same"``)
+      starts with their previews ``"cleared"``, or ``"kept"``: still showing the previous message,
+      in the event that brings the new user log too, until the new turn's own snapshot replaces it.
+    * ``followup_taken_status``: a follow-up turn's POST answers this 5xx although the turn was
+      taken and runs (a gateway that gave up on a busy conol).
+    * ``late_events``: what conol writes after a turn's script ended, once the clients that were
+      reading it stopped (``late_after`` seconds after the last of them left): ``"note"`` (a
+      ``WriteNote`` run), ``"tool_call"`` (a ``WebSearch`` run), ``"answer"`` (a ``WebSearch`` run
+      and more answer text, committed). A turn posted meanwhile waits for them, as for any turn
+      still playing.
+    * ``stageless_turns``: ``"follow-ups"`` or ``"all"`` turns come without stages: their text as
+      ``stream_event`` deltas and an ``assistant`` event, no user log (tool calls still in stages).
+    * ``first_token_delay``: seconds every turn waits after its user log before its first event.
+    * ``user_log_time``: ``"stamped"`` (the user log's preamble names the turn's time, to the
+      second) or ``"none"``.
+    * ``unknown_asset_status``: what a create or turn naming an unknown asset answers (400, or 404
+      as for a gone resource); ``FakeConol.expire_assets`` makes every uploaded asset unknown.
     * ``gone_status``: what a turn on an expired session (``FakeConol.expire_sessions``) answers.
     * ``drift``: comma-separated names of deliberate departures from the spec (``_drift.DRIFTS``),
       e.g. ``"status_word"``; ``None`` (the default) is the faithful server.
@@ -286,6 +304,7 @@ class FakeConfig:
     followup_status: int | None = reading(
         None, "refuse every follow-up turn with this HTTP status (default: follow-ups work)"
     )
+    followup_status_scope: str = "all"
     followup_replay: bool = True
     followup_status_lag: float = 0.3
     followup_garbage: bool = False
@@ -298,6 +317,40 @@ class FakeConfig:
         "none",
         "what ends each earlier turn a follow-up's stream replays: nothing added, done or error",
         ("none", "done", "error"),
+    )
+    followup_previews: str = reading(
+        "cleared",
+        "a follow-up turn in the previous turn's stages: their previews cleared, or still showing the "
+        "previous message until the new one replaces it",
+        ("cleared", "kept"),
+    )
+    followup_taken_status: int | None = reading(
+        None, "answer a follow-up turn's POST with this 5xx although conol took the turn (it runs)"
+    )
+    late_events: str = reading(
+        "none",
+        "what conol writes after a turn's end, once its readers left: nothing, a note, a built-in "
+        "tool call, or more answer text",
+        ("none", "note", "tool_call", "answer"),
+    )
+    late_after: float = reading(0.2, "seconds after its last reader left that a turn's late_events come")
+    stageless_turns: str = reading(
+        "none",
+        "turns whose events carry no stages (text as stream_event deltas and an assistant event, no "
+        "user log): none, follow-up turns, or every turn",
+        ("none", "follow-ups", "all"),
+    )
+    first_token_delay: float = reading(
+        0.0, "seconds each turn thinks after its user log before anything else"
+    )
+    user_log_time: str = reading(
+        "stamped",
+        "the user log's preamble names the time of the turn, or no time (turns of equal text then "
+        "echo equal logs)",
+        ("stamped", "none"),
+    )
+    unknown_asset_status: int = reading(
+        400, "what a create or a turn naming an unknown or expired asset answers"
     )
     gone_status: int = 404
 
@@ -319,7 +372,7 @@ class FakeConfig:
             if choices and value not in choices:
                 raise ValueError(f"config {key}={value!r} must be one of {', '.join(choices)}")
         for key, value in changes.items():
-            floats = ("ping_interval", "followup_status_lag")
+            floats = ("ping_interval", "followup_status_lag", "late_after", "first_token_delay")
             setattr(self, key, float(value) if key in floats else value)
 
     def to_json(self) -> dict[str, Any]:

@@ -183,6 +183,11 @@ class FakeConol:
         self._on_loop(lambda: self._state.configure(changes))
         return self._state.config
 
+    def expire_assets(self) -> None:
+        """Every uploaded asset is gone, as when conol expires them: a create or turn naming one
+        answers ``config.unknown_asset_status``."""
+        self._on_loop(self._state.expire_assets)
+
     def expire_sessions(self) -> None:
         """Every session so far is gone, as when conol drops them: a turn on one answers
         ``config.gone_status``, its stream and status 404."""

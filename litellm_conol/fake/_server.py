@@ -24,13 +24,13 @@ from ._expected import expected_from_steps
 from ._library import BUILTINS
 from ._records import RECORDED_HEADERS, ConnectionRecord, FakeConfig, RequestRecord, SessionRecord
 from ._replay import replay_file_steps
-from ._responses import error_response, json_response
+from ._responses import create_fault, error_response, id_fields, json_response, scenario_failure
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
 from ._session import LiveSession, UsageReport, user_turn_text
 from ._steps import Step
 from ._stream import CONTENT_TYPES, pump
-from ._turns import TurnEndpoints
-from ._validate import create_body_problem
+from ._turns import TurnEndpoints, late_events, shaped
+from ._validate import create_body_problem, unknown_asset
 
 COOKIE_NAME = "__Secure-better-auth.session_token"
 
@@ -85,6 +85,11 @@ class FakeState:
         self.requests, self.live, self.gone = [], {}, set()
         self.assets = AssetStore()
         self.accounts.reset()
+
+    def expire_assets(self) -> None:
+        """Every asset uploaded so far is gone (expired on conol): naming one answers
+        ``config.unknown_asset_status``."""
+        self.assets.assets.clear()
 
     def expire_sessions(self) -> None:
         """Every session so far is gone (conol dropped them): their streams end, turns on them fail."""
@@ -209,9 +214,12 @@ class FakeState:
         return error_response(404, "Not found")
 
     async def _create(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
-        fault = self._create_fault()
+        fault = create_fault(self.config)
         if fault is not None:
             return fault
+        gone = unknown_asset(record.body, self.assets.known)
+        if gone is not None:
+            return error_response(self.config.unknown_asset_status, gone)
         problem = record.body_error or create_body_problem(record.body, self.assets.known)
         if problem is not None:
             return error_response(400, problem)
@@ -231,7 +239,7 @@ class FakeState:
         if (zero or 200 <= scenario.create_status < 300) and not account.pay_turn(time.time(), empty=zero):
             scenario = NO_CREDITS
         if not 200 <= scenario.create_status < 300:
-            return self._scenario_failure(scenario)
+            return scenario_failure(scenario)
         ctx = ScenarioContext(
             messages=tuple(messages),
             images=tuple(self.assets.digests(body["messages"])),
@@ -249,37 +257,11 @@ class FakeState:
         if scenario.id_key is not None:
             live = self._start_session(scenario, ctx, script, effective, account)
             record.session_id = live.record.id
-            answer.update(_id_fields(scenario.id_key, live.record.id))
+            answer.update(id_fields(scenario.id_key, live.record.id))
         if isinstance(scenario.create_body, Mapping):
             answer.update(scenario.create_body)
         answer = self.config.drifts.created(answer)
         return json_response(answer, scenario.create_status, scenario.create_headers)
-
-    def _create_fault(self) -> web.Response | None:
-        cfg = self.config
-        if cfg.create_status is None:
-            return None
-        status = cfg.create_status
-        if cfg.create_fail_times is not None:
-            cfg.create_fail_times -= 1
-            if cfg.create_fail_times <= 0:  # that was the last injected failure
-                cfg.create_status = cfg.create_fail_times = None
-        retry_after = cfg.create_retry_after or ("2" if status == 429 else None)
-        headers = {"Retry-After": retry_after} if retry_after else None
-        return error_response(status, f"injected failure (HTTP {status})", headers)
-
-    @staticmethod
-    def _scenario_failure(scenario: Scenario) -> web.Response:
-        if isinstance(scenario.create_body, str):
-            return web.Response(
-                text=scenario.create_body,
-                status=scenario.create_status,
-                content_type="text/html",
-                headers=scenario.create_headers,
-            )
-        return json_response(
-            scenario.create_body or {"error": "error"}, scenario.create_status, scenario.create_headers
-        )
 
     def _start_session(
         self,
@@ -308,11 +290,14 @@ class FakeState:
             account=account.name,
         )
         record.status_history.append((now, scenario.initial_status))
-        user_text = user_turn_text(list(ctx.messages), ctx.timezone, now)
+        config = self.config
+        user_text = user_turn_text(list(ctx.messages), ctx.timezone, now, config.user_log_time == "stamped")
         usage = None
-        if self.config.context_usage:
-            usage = UsageReport(model_id=self.config.context_model or effective)
-        live = LiveSession(record, scenario, script, user_text, drift=self.config.drifts, usage=usage)
+        if config.context_usage:
+            usage = UsageReport(model_id=config.context_model or effective)
+        script = shaped(script, config, follow_up=False)
+        live = LiveSession(record, scenario, script, user_text, drift=config.drifts, usage=usage)
+        live.late = late_events(config)
         self.live[record.id] = live
         live.start()
         return live
@@ -391,7 +376,3 @@ class FakeState:
             closed_by = "client"
         finally:
             conn.closed_at, conn.closed_by = time.time(), closed_by
-
-
-def _id_fields(key: str, session_id: str) -> dict[str, Any]:
-    return {"session": {"id": session_id}} if key == "session.id" else {key: session_id}

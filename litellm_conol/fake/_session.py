@@ -26,6 +26,7 @@ from ._steps import (
     Error,
     ErrorPreview,
     Event,
+    LateEvents,
     Log,
     Preview,
     RawLine,
@@ -43,6 +44,8 @@ from ._steps import (
 TimelineItem = EventRecord | StreamClose
 # How an earlier turn ends under ``followup_replayed_end="error"`` (FakeConfig): after its answer.
 EARLIER_TURN_ERROR = "agent failed after the answer: the turn was interrupted"
+# Seconds a turn's late events wait at most for its readers to leave.
+READERS_WAIT = 30.0
 
 
 @dataclass(frozen=True)
@@ -53,15 +56,18 @@ class TurnReadings:
     replayed_end: str = "none"  # followup_replayed_end: "none" | "done" | "error"
     status_lag: float = 0.0  # followup_status_lag, when the previous turn ran
     garbage: bool = False  # followup_garbage
+    previews: str = "cleared"  # followup_previews: "cleared" | "kept"
 
 
-def user_turn_text(messages: list[str], timezone: str | None, now: float) -> str:
-    """The user log's content: conol wraps the transcript in its own preamble (docs/protocol.md#stream)."""
+def user_turn_text(messages: list[str], timezone: str | None, now: float, stamped: bool = True) -> str:
+    """The user log's content: conol wraps the transcript in its own preamble (docs/protocol.md#stream),
+    which names the time of the turn (``stamped``) or not (``FakeConfig.user_log_time``)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    when = f"; the current time is {stamp}" if stamped else ""
     preamble = (
         "<system-reminder>\n"
         "You are conol, an autonomous agent on conol.ai. "
-        f"The user's timezone is {timezone or 'UTC'}; the current time is {stamp}.\n"
+        f"The user's timezone is {timezone or 'UTC'}{when}.\n"
         "Use your tools when they help and answer in the user's language.\n"
         "</system-reminder>"
     )
@@ -115,6 +121,8 @@ class LiveSession:
         self.turn_start = 0  # where a stream without the replay starts (followup_replay off)
         self._turn_first = 0  # where the current turn's own events begin in the timeline
         self._turn_status_set = False
+        self.late = LateEvents()  # what each turn writes after its end (FakeConfig.late_events)
+        self.posted: list[float] = []  # when each follow-up turn was posted
 
     @property
     def changed(self) -> asyncio.Event:
@@ -130,6 +138,7 @@ class LiveSession:
         posted meanwhile waits, as a queued message). Its events start at once; the previous turn's
         status stays ``readings.status_lag`` seconds before it turns ``running`` (unless the turn set
         its own by then)."""
+        self.posted.append(time.time())
         previous = self._task
         if previous is None or previous.done():
             self._between_turns(readings)
@@ -152,7 +161,7 @@ class LiveSession:
             self._between_turns(readings)
         if readings.stage == "new":
             self._prefix = f"t{turn}/"
-        else:
+        elif readings.previews == "cleared":
             # the same stages go on; a preview is the message in flight, so the new turn starts with none
             for stage in self._stages.values():
                 stage.previews.clear()
@@ -207,7 +216,22 @@ class LiveSession:
         self._notify()
 
     async def _run(self) -> None:
-        for step in self._script:
+        late, turn = self.late, len(self.posted)
+        await self._play(self._script)
+        if late.kind != "none":
+            # after the clients reading this turn stopped: once the streams opened before the next
+            # turn was posted have closed (at most READERS_WAIT s)
+            reading = [c for c in self.record.connections if c.closed_at is None]
+            for _ in range(int(READERS_WAIT / 0.02)):
+                nxt = self.posted[turn] if len(self.posted) > turn else None
+                if all(c.closed_at is not None or (nxt is not None and c.opened_at >= nxt) for c in reading):
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(late.after)
+            await self._play(late.steps())
+
+    async def _play(self, steps: list[Step]) -> None:
+        for step in steps:
             if isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
             else:

@@ -257,3 +257,63 @@ def _snapshot_ends(length: int, n: int, cuts: Sequence[int] | None) -> list[int]
         if not ends or end > ends[-1]:
             ends.append(end)
     return ends or [length]
+
+
+def with_first_token_delay(steps: Sequence[Step], seconds: float) -> list[Step]:
+    """``steps`` with ``seconds`` of silence right after the user log (at the start when there is
+    none): a model that thinks before its first word."""
+    out = list(steps)
+    if seconds <= 0:
+        return out
+    at = next((i + 1 for i, step in enumerate(out) if UserTurn in _kinds(step)), 0)
+    out.insert(at, Sleep(seconds))
+    return out
+
+
+def without_stages(steps: Sequence[Step]) -> list[Step]:
+    """``steps`` as a turn whose events carry no stages: each preview snapshot as a ``stream_event``
+    delta of what it added, a committed message as an ``assistant`` event, no user log. Tool calls
+    and raw logs stay in stages (there is no stage-less event for them)."""
+    shown: dict[tuple[str, str], str] = {}
+    out: list[Step] = []
+    for step in flatten(steps):
+        if isinstance(step, UserTurn):
+            continue
+        if isinstance(step, Preview):
+            text = step.text if isinstance(step.text, str) else "".join(step.text)
+            before = shown.get((step.stage, step.kind), "")
+            shown[(step.stage, step.kind)] = text
+            added = text[len(before) :] if text.startswith(before) else text
+            if added:
+                out.append(StreamDelta(added, kind=step.kind, stage=step.stage))
+        elif isinstance(step, CommitMessage):
+            out.append(AssistantFinal(step.text, stage=step.stage))
+        else:
+            out.append(step)
+    return out
+
+
+def _kinds(step: Step) -> set[type]:
+    return {type(s) for s in step.steps} if isinstance(step, Together) else {type(step)}
+
+
+# The answer text ``late_events="answer"`` adds after a turn's end.
+LATE_ANSWER = "One more thing, written after the answer had ended."
+
+
+@dataclass(frozen=True)
+class LateEvents:
+    """What the session writes after each turn's script ended (``FakeConfig.late_events``)."""
+
+    kind: str = "none"  # "none" | "note" | "tool_call" | "answer"
+    after: float = 0.0
+
+    def steps(self) -> list[Step]:
+        search = ToolCall("WebSearch", {"query": "anything newer on this"}, result="Nothing newer.")
+        if self.kind == "note":
+            return [ToolCall("WriteNote", {"note": "The user may come back to this."}, result="Saved.")]
+        if self.kind == "tool_call":
+            return [search]
+        if self.kind == "answer":
+            return [search, Preview(LATE_ANSWER), CommitMessage(LATE_ANSWER)]
+        return []

@@ -34,9 +34,9 @@ from ._expected import expected_from_steps
 from ._records import FakeConfig, RequestRecord, SessionRecord
 from ._responses import error_response, json_response
 from ._scenarios import Scenario, ScenarioContext, ScenarioError, find_marker
-from ._session import LiveSession, TurnReadings, user_turn_text
-from ._steps import Step
-from ._validate import EFFORTS, turn_messages_problem
+from ._session import LiveSession, TurnReadings, UsageReport, user_turn_text
+from ._steps import LateEvents, Step, with_first_token_delay, without_stages
+from ._validate import EFFORTS, turn_messages_problem, unknown_asset
 
 ApiHandler = Callable[[web.Request, RequestRecord], Awaitable[web.StreamResponse]]
 
@@ -52,6 +52,18 @@ class TurnState(Protocol):
     gone: set[str]
     assets: AssetStore
     accounts: Accounts
+
+
+def shaped(script: list[Step], config: FakeConfig, follow_up: bool) -> list[Step]:
+    """A turn's script as the server's readings play it: without stages (``stageless_turns``), and
+    with the model's pause before its first event (``first_token_delay``)."""
+    if config.stageless_turns == "all" or (follow_up and config.stageless_turns == "follow-ups"):
+        script = without_stages(script)
+    return with_first_token_delay(script, config.first_token_delay)
+
+
+def late_events(config: FakeConfig) -> LateEvents:
+    return LateEvents(config.late_events, config.late_after)
 
 
 class TurnEndpoints:
@@ -99,19 +111,27 @@ class TurnEndpoints:
             account=account.name,
         )
         session.status_history.append((now, "idle"))
-        state.live[session.id] = LiveSession(session, scenario, [], "", drift=state.config.drifts)
+        usage = self._usage(effective)
+        state.live[session.id] = LiveSession(
+            session, scenario, [], "", drift=state.config.drifts, usage=usage
+        )
         record.session_id = session.id
         return json_response({"sessionId": session.id, **answer}, 201)
 
     async def _turn(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         state, sid = self.state, request.match_info["id"]
-        if state.config.followup_status is not None:
-            return error_response(state.config.followup_status, "Not found")
         live = state.live.get(sid)
+        refused = state.config.followup_status
+        continued = live is None or live.record.turns > 0
+        if refused is not None and (state.config.followup_status_scope == "all" or continued):
+            return error_response(refused, "Not found")
         if live is None:
             return error_response(state.config.gone_status if sid in state.gone else 404, "Session not found")
         record.session_id = sid
         body = record.body if isinstance(record.body, dict) else {}
+        gone = unknown_asset(body, state.assets.known)
+        if gone is not None:
+            return error_response(state.config.unknown_asset_status, gone)
         problem = record.body_error or turn_messages_problem(body.get("messages"), state.assets.known)
         if problem is not None:
             return error_response(400, problem)
@@ -144,6 +164,9 @@ class TurnEndpoints:
         if rec.turns:  # an empty-created session's first turn is no follow-up
             account.followups += 1
         self._start(live, scenario, script, new, params)
+        taken = state.config.followup_taken_status
+        if taken is not None:  # conol took the turn; the gateway in front of it answered otherwise
+            return error_response(taken, "upstream request timeout")
         return web.Response(status=202)
 
     def _start(
@@ -165,8 +188,17 @@ class TurnEndpoints:
             replayed_end=config.followup_replayed_end,
             status_lag=config.followup_status_lag if rec.status != "idle" else 0.0,
             garbage=config.followup_garbage,
+            previews=config.followup_previews,
         )
-        live.start_turn(script, user_turn_text(new, rec.timezone, now), rec.turns, readings)
+        live.late = late_events(config)
+        text = user_turn_text(new, rec.timezone, now, stamped=config.user_log_time == "stamped")
+        # an empty create's first turn is its session's first: not a follow-up
+        live.start_turn(shaped(script, config, rec.turns > 1), text, rec.turns, readings)
+
+    def _usage(self, model: str) -> UsageReport | None:
+        """``contextUsage`` for a session running ``model``, when the server reports it."""
+        config = self.state.config
+        return UsageReport(model_id=config.context_model or model) if config.context_usage else None
 
     async def _model(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
         live = self.state.live.get(request.match_info["id"])
@@ -186,6 +218,7 @@ class TurnEndpoints:
                 return json_response({"ok": False, "error": f"unknown model {model!r}"})
             rec.model = rec.effective_model = model
             rec.downgraded = False
+            live.usage = self._usage(model) if live.usage is not None else None
             # the model call resets the effort (docs/protocol.md#model-pinning): the default runs
             rec.effort = "low"
         if body.get("agentEffort") is not None:

@@ -70,6 +70,17 @@ def _image_part(i: int, part: dict[str, Any], known_asset: Callable[[str], bool]
     return None
 
 
+def unknown_asset(body: Any, known_asset: Callable[[str], bool]) -> str | None:
+    """Why a body's image part names no uploaded asset (the first such part), or ``None``: the
+    server answers it as its ``unknown_asset_status`` reading says."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for i, part in enumerate(messages if isinstance(messages, list) else ()):
+        path = part.get("content") if isinstance(part, dict) and part.get("type") == "image" else None
+        if isinstance(path, str) and not known_asset(path):
+            return f"messages[{i}] names an unknown asset {path!r}"
+    return None
+
+
 def _model(body: dict[str, Any]) -> str | None:
     model = body.get("agentModel")
     return None if isinstance(model, str) and model else "agentModel must be a non-empty string"

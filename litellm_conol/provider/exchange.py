@@ -147,7 +147,11 @@ class Exchange:
         refused and the turn names remembered assets, they are forgotten and uploaded afresh, and
         one new session is created (none was made)."""
         for attempt in (0, 1):
-            start = await self.reuse.start(self.assets) if first and not attempt else None
+            start = None
+            if first:  # a second attempt (images uploaded again) starts afresh, pinned as a first turn would
+                start = (
+                    self.reuse.fresh_start(self.assets) if attempt else await self.reuse.start(self.assets)
+                )
             cutter = await answer_cutter(self.request)
             run = session_run(self.request, resolve_images(body, self.assets), cutter, start)
             self.runs.append(run)

@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.protocol.turn_boundary import StageLogs, stage_logs_json, stage_logs_of
+from ..core.protocol.stage_marks import SessionHistory
+from ..core.protocol.turn_boundary import NO_HISTORY
 from ..core.request.render import IMAGE_PART_TYPES, CallLabel, call_labels, result_labels
 
 NEW_TURN_ROLES = frozenset({"user", "tool", "function"})
@@ -240,18 +241,18 @@ def returned_assistant(text: str, tool_calls: Sequence[tuple[str, str, str]]) ->
     return message
 
 
-BINDING_FORMAT = 2  # a stored binding of another format is no binding (a rolling upgrade)
+BINDING_FORMAT = 3  # a stored binding of another format is no binding (a rolling upgrade)
 
 
 @dataclass(frozen=True)
 class Binding:
     """A conol session that holds a known history: where to continue, how it is set, and where its
-    history ended (``stages``: every stage id and its log digests, ``core/protocol/turn_boundary.py``)."""
+    history ended (``history``: what the next boundary reads, ``core/protocol/stage_marks.py``)."""
 
     session_id: str
     model: str  # as requested: a request asking for another model is another session (or a re-pin)
     effort: str
-    stages: StageLogs = ()
+    history: SessionHistory = NO_HISTORY
     turns: int = 1
     pinned: bool = False  # the model was set with /model (a change can re-pin the same session)
     effective_model: str = ""  # what conol runs ("" = the requested model)
@@ -259,6 +260,9 @@ class Binding:
     pending_calls: tuple[str, ...] = ()  # client calls conol waits on (call_refs): the next turn answers them
     pending_turn: str = ""  # a turn posted whose fate is unknown (a timeout): only its retry may continue
     extra: dict[str, Any] = field(default_factory=dict)
+    # the stored value it was read from, exactly: a take compares that (another version may format
+    # the same binding differently), never this binding serialised again
+    raw: str = field(default="", compare=False, repr=False)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -267,7 +271,7 @@ class Binding:
                 "session_id": self.session_id,
                 "model": self.model,
                 "effort": self.effort,
-                "stages": stage_logs_json(self.stages),
+                "history": self.history.to_json(),
                 "turns": self.turns,
                 "pinned": self.pinned,
                 "effective_model": self.effective_model,
@@ -280,20 +284,22 @@ class Binding:
     @classmethod
     def from_json(cls, raw: str | bytes) -> Binding | None:
         try:
-            data = json.loads(raw)
+            text = raw.decode() if isinstance(raw, bytes) else raw
+            data = json.loads(text)
             if data.get("v") != BINDING_FORMAT:
                 return None
             return cls(
                 session_id=str(data["session_id"]),
                 model=str(data["model"]),
                 effort=str(data["effort"]),
-                stages=stage_logs_of(data["stages"]),
+                history=SessionHistory.of(data["history"]),
                 turns=int(data.get("turns", 1)),
                 pinned=bool(data.get("pinned", False)),
                 effective_model=str(data.get("effective_model", "")),
                 downgraded=bool(data.get("downgraded", False)),
                 pending_calls=tuple(str(c) for c in data.get("pending_calls", ())),
                 pending_turn=str(data.get("pending_turn", "")),
+                raw=text,
             )
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             return None  # a stale or foreign value: no binding, never a crash

@@ -16,8 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..client.assets import asset_cache
 from ..client.driver import SessionRun
-from ..client.follow_up import FollowUpRefused, FollowUpStart, PinnedStart, SessionStart
+from ..client.follow_up import (
+    FollowUpRefused,
+    FollowUpStart,
+    FollowUpUnverified,
+    PinnedStart,
+    SessionStart,
+)
 from ..core.config.options import ConolRequest
 from ..core.errors import AgentFailed, ConolError, RequestTimeout
 from ..core.protocol.follow_up import TurnBody
@@ -37,12 +44,22 @@ from .fingerprint import (
     split_new_turn,
 )
 from .store import binding_store, upstream_memory
-from .turns import Ask, Continue, Fresh, plan_turn, render_turn, why_not_bound
+from .turns import (
+    Ask,
+    Continue,
+    Fresh,
+    plan_turn,
+    render_turn,
+    tail_held_back,
+    why_not_bound,
+)
 
 log = logging.getLogger("litellm_conol.reuse")
 
 GONE_STREAM = frozenset({404, 410})  # a follow-up's stream answering these: the session is gone
 LARGE_HISTORY = 1 << 20  # characters of content above which the fingerprint is computed off the loop
+# how deep a message's image data lies: message → content → part → image_url / source → url / data
+IMAGE_DEPTH = 5
 
 
 @dataclass
@@ -59,6 +76,7 @@ class Reuse:
     _history_key: str = field(default="", init=False)
     _turn_key: str = field(default="", init=False)
     _answered: frozenset[str] = field(default=frozenset(), init=False)
+    _assets: Mapping[str, AssetRef] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         endpoint, body = self.request.endpoint, self.request.body
@@ -76,14 +94,16 @@ class Reuse:
         """How the first run starts (``None``: one create); ``assets``: the request's uploaded
         images, which the turn names."""
         request, body = self.request, self.request.body
+        self._assets = assets
         split = split_new_turn(self.messages)
         continuable = split is not None and request.output_format is None
         await upstream_memory.refresh(self.upstream, body.agent_model, request.reuse.redis_url)
         refused = upstream_memory.refused(self.upstream)
+        unverified = upstream_memory.unverified(self.upstream)
         binding = None
         ask = Ask(body.agent_model, body.agent_effort)
         store = binding_store(request.reuse)
-        if self._options_on and continuable and not refused and split is not None:
+        if self._options_on and continuable and not (refused or unverified) and split is not None:
             await self._fingerprint(split[1])
             ask = replace(ask, turn=self._turn_key, answered=self._answered)
             binding = await store.peek(self._history_key)  # taken below only to continue it
@@ -93,6 +113,7 @@ class Reuse:
             options=request.reuse,
             continuable=continuable,
             upstream_refused=refused,
+            unverified=unverified,
             pinning=self._pins(),
         )
         taken = isinstance(decision, Continue) and await store.take(self._history_key, decision.binding)
@@ -118,12 +139,13 @@ class Reuse:
         return FollowUpStart(
             session_id=binding.session_id,
             turn=TurnBody(messages=resolve_parts(parts, assets), timezone=body.timezone),
-            boundary=TurnBoundary(binding.stages),
+            boundary=TurnBoundary(binding.history, reattach=decision.reattach),
             model=body.agent_model,
             effort=body.agent_effort,
             info=info,
             repin=decision.repin,
             reattach=decision.reattach,
+            waiting=bool(binding.pending_calls),
         )
 
     async def _fingerprint(self, new: Sequence[Any]) -> None:
@@ -168,11 +190,20 @@ class Reuse:
         """How the run :meth:`fallback` agreed to retry starts (``None``: one plain create)."""
         return self._start
 
+    def fresh_start(self, assets: Mapping[str, AssetRef]) -> SessionStart | None:
+        """How a new session for this request starts once the first attempt is given up (its images
+        uploaded again, say): as a first turn would (``None``: one plain create)."""
+        self._assets = assets
+        self.reused, self._binding = False, None
+        self._start = self._pinned_start(assets)
+        return self._start
+
     def fallback(self, run: SessionRun, exc: ConolError) -> bool:
         """Whether a failed first run is retried (as one plain create, or, when the turn an earlier
         attempt posted was never taken, by posting it on the same session): conol refused the follow-up
         (or the pinned start's turn), or the follow-up's stream says the session is gone, before
-        anything of the answer arrived. Only an upstream without follow-ups turns them off for it."""
+        anything of the answer arrived. Only an upstream without follow-ups turns them off for it; a
+        gone image asset is this conversation's (its images are uploaded again)."""
         if self._start is None or run.start is not self._start:
             return False
         answer = run.assembler
@@ -191,6 +222,8 @@ class Reuse:
             )
             self.reason = "history matched, the turn an earlier attempt posted was not taken: posted again"
             return True
+        if kind == "asset_gone":  # this conversation's image: uploaded again for the new session
+            asset_cache.forget(self.request.endpoint, self._assets.values(), caller=self.request.caller)
         if kind == "unsupported":
             upstream_memory.refuse(self.upstream, self.request.reuse.backoff)
             log.warning(
@@ -200,23 +233,41 @@ class Reuse:
                 self.request.reuse.backoff,
             )
         self.reused, self.reason = False, f"follow-up refused ({kind}, HTTP {exc.status_code}): new session"
-        self._start = None
+        # the new session starts as a first turn would: pinned where this model is pinned
+        self._start = self._pinned_start(self._assets) if isinstance(self._start, FollowUpStart) else None
         return True
 
     async def failed(self, run: SessionRun, exc: BaseException) -> None:
         """A follow-up failed with the caller's usual error: keep its session for the retry. Not
         taken → the binding as it was; maybe taken → only this very turn may continue it, and reads
-        it instead of posting it again; the agent failed (or a reattach found nothing) → forgotten,
-        as a session holding a failed turn is not the conversation the client holds."""
+        it instead of posting it again. Forgotten when the session now holds a turn the client does
+        not: the agent failed, a reattach found nothing, the turn was read to its end and refused by
+        us (``tool_choice: required`` unmet, a downgrade it revealed), or its stream could not be
+        read safely (follow-ups on this upstream are then off a while, docs/session-reuse.md#fail-safe)."""
         start, binding = run.start, self._binding
         if not isinstance(start, FollowUpStart) or start is not self._start or binding is None:
             return
         self._binding = None
+        if isinstance(exc, FollowUpUnverified):
+            self._distrust(exc)
+            return
         if isinstance(exc, AgentFailed) or (start.reattach and isinstance(exc, RequestTimeout)):
             return
+        if start.posted != "no" and (run.stats.ended_by or not _may_be_running(exc)):
+            return  # conol holds the whole turn (or a turn we refused): not the client's history
         if start.posted != "no":
             binding = replace(binding, pending_turn=self._turn_key)
         await self._put(binding)
+
+    def _distrust(self, exc: FollowUpUnverified) -> None:
+        backoff = self.request.reuse.backoff
+        upstream_memory.distrust(self.upstream, exc.message, backoff)
+        log.warning(
+            "session reuse: a follow-up's stream could not be read safely (%s); follow-ups stay off "
+            "for this upstream for %.0f s",
+            exc.message,
+            backoff,
+        )
 
     def failed_soon(self, run: SessionRun, exc: BaseException) -> None:
         """:meth:`failed` for a request being cancelled (the caller went away): done in the
@@ -238,14 +289,18 @@ class Reuse:
         await upstream_memory.flush()  # what this request learnt reaches the other workers before it ends
         if not self._options_on or run.info is None:
             return
-        answer = run.assembler
+        answer, boundary = run.assembler, run.boundary
         refusal = why_not_bound(
             runs=len(runs),
             cut=answer.cut is not None,
             structured=self.request.output_format is not None,
             finished=finished,
             withheld_calls=bool(answer.dropped_calls or answer.withheld_calls),
-            unnamed_stages=run.boundary.unnamed,
+            unnamed_stages=boundary.unnamed,
+            stageless=boundary.stageless,
+            echoed=boundary.echoed,
+            rewritten=text is not None and text != answer.final_text,
+            tail=tail_held_back(boundary.tail_logs, answer.client_tools, answer.expose_builtins),
         )
         if refusal is not None:
             self.not_bound = refusal
@@ -260,7 +315,7 @@ class Reuse:
             session_id=run.info.session_id,
             model=self.request.body.agent_model,
             effort=self.request.body.agent_effort,
-            stages=run.boundary.history(),
+            history=boundary.history(),
             turns=earlier.turns + 1 if earlier is not None else 1,
             pinned=bool(getattr(run.start, "pinned", False)) or (earlier is not None and earlier.pinned),
             effective_model=run.info.effective_model or "",
@@ -301,10 +356,20 @@ class Reuse:
 _background: set[asyncio.Task[None]] = set()
 
 
+def _may_be_running(exc: BaseException) -> bool:
+    """Whether after this failure conol may still be writing the turn (its fate unknown): a
+    transport failure, a timeout, a 5xx or a rate limit. Our own refusals (a 4xx we raise after
+    reading the answer) are not."""
+    if not isinstance(exc, ConolError):
+        return True  # cancelled, or the caller stopped reading
+    status = int(exc.status_code)
+    return status >= 500 or status in (408, 429)
+
+
 def _content_size(messages: Sequence[Any]) -> int:
     """Roughly how many characters the messages carry (images as their data URLs): cheap to count,
     costly to hash."""
-    return sum(_size(message, 3) for message in messages)
+    return sum(_size(message, IMAGE_DEPTH) for message in messages)
 
 
 def _size(value: Any, depth: int) -> int:

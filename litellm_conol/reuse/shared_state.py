@@ -3,7 +3,7 @@ process's memory (docs/session-reuse.md#redis-bindings-shared-by-every-worker-an
 
 Session bindings (``store``), what was learnt about each upstream (``UpstreamMemory``) and the
 memory of recent failures (``reuse.failure_guard``) are small JSON values with a TTL, each kind
-under its own versioned key prefix (``litellm-conol:reuse:v2:…``): a worker of another version reads
+under its own versioned key prefix (``litellm-conol:reuse:v3:…``): a worker of another version reads
 other keys, never a value it would misread.
 
 Every Redis command used exists since Redis 2.6 (``GET``, ``SETEX``, ``DEL``, ``MGET``, ``EVALSHA``):
@@ -261,7 +261,7 @@ _states: dict[tuple[str | None, str, int], SharedState] = {}
 
 
 def shared_state(url: str | None, kind: str, cap: int) -> SharedState:
-    """The state of one ``kind`` (a versioned name: ``reuse:v2``) for a Redis URL, or memory only
+    """The state of one ``kind`` (a versioned name: ``reuse:v3``) for a Redis URL, or memory only
     (``url`` None); one per process, its memory holding at most ``cap`` values."""
     key = (url, kind, cap)
     state = _states.get(key)

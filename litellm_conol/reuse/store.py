@@ -55,7 +55,8 @@ class StateBindings:
         return Binding.from_json(raw) if raw is not None else None  # unreadable: no binding
 
     async def take(self, key: str, expected: Binding) -> Binding | None:
-        return expected if await self.state.take(key, expected.to_json()) else None
+        stored = expected.raw or expected.to_json()  # the value peeked, as it was stored
+        return expected if await self.state.take(key, stored) else None
 
     async def put(self, key: str, binding: Binding, ttl: float) -> None:
         await self.state.put(key, binding.to_json(), ttl)
@@ -102,8 +103,9 @@ LEARNT_TTL = 86400.0  # seconds a learnt create-honours-the-model answer is shar
 
 
 class UpstreamMemory:
-    """What was learnt about each upstream (a scope digest): follow-ups refused until when, and per
-    model whether create honours ``agentModel`` (``model_pinning: auto``).
+    """What was learnt about each upstream (a scope digest): follow-ups refused until when, follow-up
+    streams unverified until when and why (docs/session-reuse.md#fail-safe), and per model whether
+    create honours ``agentModel`` (``model_pinning: auto``).
 
     Reads are from this process's view, which :meth:`refresh` brings up to date from the shared
     state before a request decides; what a request learns is written to the view at once and to the
@@ -113,6 +115,7 @@ class UpstreamMemory:
 
     def __init__(self) -> None:
         self._refused_until: dict[str, float] = {}
+        self._unverified: dict[str, tuple[float, str]] = {}  # scope → (until, why)
         self._create_honours: dict[tuple[str, str], bool] = {}
         self._urls: dict[str, str | None] = {}  # scope → the Redis its decisions are shared on
         self._writes: set[asyncio.Task[None]] = set()
@@ -123,6 +126,17 @@ class UpstreamMemory:
     def refuse(self, scope: str, seconds: float) -> None:
         self._refused_until[scope] = time.monotonic() + seconds
         self._share(scope, _refused_key(scope), json.dumps(time.time() + seconds), seconds)
+
+    def unverified(self, scope: str) -> str | None:
+        """Why follow-ups on ``scope`` cannot be read safely now (its stream did not show a posted
+        turn where this client reads it), or ``None``."""
+        until, why = self._unverified.get(scope, (0.0, ""))
+        return why if until > time.monotonic() else None
+
+    def distrust(self, scope: str, why: str, seconds: float) -> None:
+        self._unverified[scope] = (time.monotonic() + seconds, why)
+        value = json.dumps({"until": time.time() + seconds, "why": why})
+        self._share(scope, _unverified_key(scope), value, seconds)
 
     def create_honours(self, scope: str, model: str) -> bool | None:
         return self._create_honours.get((scope, model))
@@ -138,15 +152,26 @@ class UpstreamMemory:
         if url is None:
             return
         state = shared_state(url, UPSTREAM_KIND, UPSTREAM_CAP)
-        refused, honours = await state.get_many([_refused_key(scope), _honours_key(scope, model)])
+        keys = [_refused_key(scope), _honours_key(scope, model), _unverified_key(scope)]
+        refused, honours, unverified = await state.get_many(keys)
         until = _loads(refused)
         if isinstance(until, float | int):
             self._refused_until[scope] = max(
                 self._refused_until.get(scope, 0.0), time.monotonic() + until - time.time()
             )
+        self._learn_unverified(scope, _loads(unverified))
         learnt = _loads(honours)
         if isinstance(learnt, bool):
             self._create_honours[(scope, model)] = learnt
+
+    def _learn_unverified(self, scope: str, shared: object) -> None:
+        if not isinstance(shared, dict):
+            return
+        until, why = shared.get("until"), shared.get("why")
+        if isinstance(until, float | int) and isinstance(why, str):
+            local = time.monotonic() + until - time.time()
+            if local > self._unverified.get(scope, (0.0, ""))[0]:
+                self._unverified[scope] = (local, why)
 
     def _share(self, scope: str, key: str, value: str, ttl: float) -> None:
         url = self._urls.get(scope)
@@ -170,12 +195,17 @@ class UpstreamMemory:
 
     def clear(self) -> None:
         self._refused_until.clear()
+        self._unverified.clear()
         self._create_honours.clear()
         self._urls.clear()
 
 
 def _refused_key(scope: str) -> str:
     return f"refused:{scope}"
+
+
+def _unverified_key(scope: str) -> str:
+    return f"unverified:{scope}"
 
 
 def _honours_key(scope: str, model: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.config.reuse_options import ReuseOptions
 from ..core.errors import BadRequest
-from ..core.protocol.wire import MessagePart, TextPart
+from ..core.protocol.wire import LogEntry, MessagePart, TextPart
 from ..core.request.images import ImageLimits
 from ..core.request.render import render_parts, result_labels
 from .fingerprint import Binding
@@ -48,12 +48,14 @@ def plan_turn(
     continuable: bool,
     upstream_refused: bool,
     pinning: bool,
+    unverified: str | None = None,
 ) -> Continue | Fresh:
     """Continue ``binding`` (the session that holds this request's history), or why not.
 
     ``continuable``: the request has an earlier history and a new turn after it (and asks nothing a
     follow-up cannot carry). ``pinning``: this upstream and model are pinned with ``/model``, so a
-    model or effort change re-pins the same session instead of starting a new one.
+    model or effort change re-pins the same session instead of starting a new one. ``unverified``:
+    why this upstream's follow-up streams cannot be read safely now (docs/session-reuse.md#fail-safe).
     """
     if options.mode == "off":
         return Fresh("session_reuse is off")
@@ -61,6 +63,8 @@ def plan_turn(
         return Fresh("no earlier turn to continue")
     if upstream_refused:
         return Fresh("this upstream does not take follow-ups")
+    if unverified is not None:
+        return Fresh(f"follow-ups on this upstream are unverified ({unverified})")
     if binding is None:
         return Fresh("no session holds this history")
     if binding.pending_turn and binding.pending_turn != ask.turn:
@@ -83,9 +87,15 @@ def why_not_bound(
     finished: bool,
     withheld_calls: bool = False,
     unnamed_stages: bool = False,
+    stageless: bool = False,
+    echoed: bool = True,
+    rewritten: bool = False,
+    tail: str | None = None,
 ) -> str | None:
     """Why the session must not be bound after this request (its conol-side history differs from
-    what the client now holds), or ``None`` when it may."""
+    what the client now holds, or a next boundary could not find its turn), or ``None`` when it may.
+    ``tail``: what conol wrote of the previous turn after the client stopped reading, when the
+    client does not hold it (:func:`tail_held_back`)."""
     if not finished:
         return "the turn did not finish"
     if runs != 1:
@@ -98,7 +108,43 @@ def why_not_bound(
         return "conol made tool calls the client did not get (parallel_tool_calls / tool_choice)"
     if unnamed_stages:
         return "conol's stages carry no ids (no boundary for the next turn)"
+    if stageless:
+        return "conol sent the answer without stages (no boundary for the next turn)"
+    if not echoed:
+        return "conol's stream never showed the turn's user message (no anchor for the next turn)"
+    if rewritten:
+        return "the streamed answer was rewritten after it was sent (the client holds other text)"
+    if tail is not None:
+        return f"conol holds more than the client: {tail}"
     return None
+
+
+def tail_held_back(logs: Sequence[LogEntry], client_tools: frozenset[str], expose: bool) -> str | None:
+    """What conol wrote after the client stopped reading (the previous turn's tail, never emitted)
+    that the client does not hold: answer text, or a tool call the client would have got. Reasoning
+    and conol's own built-in tool runs are conol's hidden state, as any session's are: recorded, and
+    the session goes on."""
+    for log in logs:
+        calls = log.content if _is_tool_use(log) and isinstance(log.content, list) else []
+        if any(use.name and (expose or use.name in client_tools) for use in calls):
+            return "it made a tool call after the previous answer ended"
+        said = log.role == "assistant" and log.type in (None, "message", "text")
+        if said and not calls and _text(log.content):
+            return "it wrote more answer text after the previous answer ended"
+    return None
+
+
+def _is_tool_use(log: LogEntry) -> bool:
+    content = log.content
+    return isinstance(content, list) and any(use.type == "tool_call" or use.name for use in content)
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        return "".join(getattr(part, "text", None) or "" for part in content).strip()
+    return ""
 
 
 # --- what a follow-up sends --------------------------------------------------------------------

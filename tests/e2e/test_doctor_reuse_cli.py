@@ -37,10 +37,10 @@ def doctor(fake: FakeConol) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=100, check=False)
 
 
-def doctor_in_process(fake: FakeConol, capsys) -> tuple[int, list[str]]:
+def doctor_in_process(fake: FakeConol, capsys, *more: str) -> tuple[int, list[str]]:
     # in process (one process per reading would spend its time importing LiteLLM; the last test
     # runs the CLI as a process)
-    args = ["doctor", "--reuse", "--no-models", "--api-base", fake.base_url, "--token", fake.token]
+    args = ["doctor", "--reuse", "--no-models", "--api-base", fake.base_url, "--token", fake.token, *more]
     returncode = cli.main([*args, "--model", "claude-haiku-4-5"])
     out, err = capsys.readouterr()
     assert fake.token not in out + err
@@ -125,6 +125,27 @@ def test_a_refused_follow_up_endpoint_skips_the_tool_round_trip(status, capsys):
     )
     assert lines[-4:] == [spent(2, 1), SETTINGS_HEADER, "session_reuse: off", "model_pinning: create"]
     assert sessions == 2
+
+
+def test_a_follow_up_stream_that_never_shows_the_turn_says_why_and_turns_reuse_off(capsys):
+    """Follow-up turns come without stages: their stream never shows the turn we posted, so the
+    provider cannot cut it; at run time that is the fail-safe's retryable error."""
+    with FakeConol(default_scenario="recall") as fake:
+        fake.configure(stageless_turns="follow-ups")
+        code, lines = doctor_in_process(fake, capsys, "--session-timeout", "8")  # the turn within 4 s
+    assert code == 1
+    for line, name in zip(lines[:2], ("followup", "followup tool"), strict=True):
+        # found by the budget (4 s) or, when the poll saw the session run and end, sooner
+        assert re.fullmatch(
+            f"FAIL {name} the follow-up's stream cannot be read safely: conol's "
+            r"(stream of session [0-9a-f-]+ never showed the turn we posted: \d+ other event\(s\) in 4 s "
+            r"\(first_event_timeout\)|session [0-9a-f-]+ ran and finished, and its stream never showed the "
+            r"turn we posted)\. At run time a request that meets this gets a retryable error and session "
+            r"reuse turns itself off for this upstream for session_reuse_backoff seconds "
+            r"\(docs/session-reuse\.md#fail-safe\)",
+            squeezed(line),
+        ), line
+    assert lines[-2:] == ["session_reuse: off", "model_pinning: create"]
 
 
 def _recalls_but_ignores_tool_results(ctx: ScenarioContext) -> list[Step]:

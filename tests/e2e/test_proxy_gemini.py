@@ -23,8 +23,9 @@ from litellm_conol.fake import BUILTINS, tool_result_in
 pytestmark = pytest.mark.timeout(120)
 
 MODEL = "conol/claude-haiku-4-5"
-# conol's credit error rests the account it ran on until its refill (docs/team-deployment.md#several-
-# accounts): it runs on an account of its own, so the shared proxy's default account goes on serving
+# conol's credit error rests the account it ran on until its refill
+# (docs/team-deployment.md#several-accounts): it runs on an account of its own, so the shared proxy's
+# default account goes on serving
 SPENT, SPENT_TOKEN = "gemini-spent", "fake-conol-token-gemini-spent"
 PROXY_DEPLOYMENTS = [  # on the shared proxy (tests/e2e/conftest.py)
     {"model_name": SPENT, "litellm_params": {"model": "conol/claude-haiku-4-5", "api_key": SPENT_TOKEN}}

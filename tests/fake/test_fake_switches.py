@@ -30,6 +30,14 @@ def test_the_defaults_are_the_faithful_fake():
         "followup_status": None,
         "followup_stage": "new",
         "followup_replayed_end": "none",
+        "followup_previews": "cleared",
+        "followup_taken_status": None,
+        "late_events": "none",
+        "late_after": 0.2,
+        "stageless_turns": "none",
+        "first_token_delay": 0.0,
+        "user_log_time": "stamped",
+        "unknown_asset_status": 400,
     }
     assert {name: getattr(FakeConfig(), name) for name in parse()} == parse()
 
@@ -47,6 +55,14 @@ def test_every_switch_reaches_the_config():
         "--followup-status=405",
         "--followup-stage=same",
         "--followup-replayed-end=error",
+        "--followup-previews=kept",
+        "--followup-taken-status=500",
+        "--late-events=answer",
+        "--late-after=1.5",
+        "--stageless-turns=follow-ups",
+        "--first-token-delay=0.8",
+        "--user-log-time=none",
+        "--unknown-asset-status=404",
     )
     config = FakeConfig()
     config.update(readings)
@@ -62,7 +78,14 @@ def test_a_value_outside_the_choices_is_refused(capsys):
 
 
 @pytest.mark.parametrize(
-    ("key", "value"), [("followup_stage", "old"), ("followup_replayed_end", "failed"), ("followup_stage", 1)]
+    ("key", "value"),
+    [
+        ("followup_stage", "old"),
+        ("followup_replayed_end", "failed"),
+        ("followup_stage", 1),
+        ("late_events", "later"),
+        ("stageless_turns", "some"),
+    ],
 )
 def test_the_config_refuses_a_reading_it_does_not_have(key, value):
     with pytest.raises(ValueError, match=key):

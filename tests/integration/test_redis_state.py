@@ -29,6 +29,7 @@ from litellm_conol import AgentFailed, AgentFailedPermanently
 from litellm_conol.core.config.boundary import settings_of
 from litellm_conol.core.config.reuse_options import redis_url
 from litellm_conol.core.protocol.agent_failures import failure_error
+from litellm_conol.core.protocol.stage_marks import SessionHistory, StageMark
 from litellm_conol.fake._library import UNEXPLAINED_MESSAGE
 from litellm_conol.reuse.failure_guard import CLAIM_KIND, FAILURE_KIND, FailureGuard
 from litellm_conol.reuse.fingerprint import Binding
@@ -38,8 +39,8 @@ from litellm_conol.reuse.store import MemoryBindings as Memory
 
 pytestmark = pytest.mark.timeout(60)
 
-BINDING = Binding("session-1", "m", "low", (("stage-a", ("log-1",)),), 1)
-OTHER = Binding("session-2", "m", "low", (("stage-b", ("log-1",)),), 1)
+BINDING = Binding("session-1", "m", "low", SessionHistory((StageMark("stage-a", 1, "log-1"),)), 1)
+OTHER = Binding("session-2", "m", "low", SessionHistory((StageMark("stage-b", 1, "log-1"),)), 1)
 USER, PASSWORD = "team@conol", "p@ss:w/rd #1%"  # every character a URL gives a meaning to
 NO_GETDEL = ['rename-command GETDEL ""']
 
@@ -81,7 +82,7 @@ async def test_the_server_has_no_getdel_and_bindings_work_through_the_acl_user(r
     store = bindings(url_for(redis_server))
     await store.put("h1", BINDING, ttl=60)
     assert redis_server.client.get(KEY_PREFIX + "h1").decode() == BINDING.to_json()
-    assert KEY_PREFIX == "litellm-conol:reuse:v2:"
+    assert KEY_PREFIX == "litellm-conol:reuse:v3:"
     assert 0 < redis_server.client.ttl(KEY_PREFIX + "h1") <= 60
     assert await store.peek("h1") == BINDING
     assert await store.peek("h1") == BINDING  # kept: a request that goes fresh leaves it

@@ -1,19 +1,21 @@
 """Conversations for the reuse differential test (tests/integration/test_reuse_differential.py): what one
 is made of, the hypothesis strategy that generates them, and the OpenAI messages each turn adds.
 
-A conversation is a list of turns, sent by one caller or by two callers with equal histories (the
-second sends every turn of the first, interleaved turn by turn). A turn is a user message (short replies,
-text an earlier turn quoted, code whose indentation matters, an image) or a weather question answered
-with parallel ``get_weather`` calls, whose results the caller sends back in a second request. A turn may
-also edit the caller's earlier messages first, cut its answer (``stop`` / ``max_tokens``), be sent again
-(a retry), or meet an injected failure (reuse on only).
+A conversation is a list of turns, after a system prompt or none, sent by one caller or by two callers
+with equal histories (the second sends every turn of the first, interleaved turn by turn). A turn is a
+user message (short replies, text an earlier turn quoted, code whose indentation matters, an image, a
+search conol runs itself), two user messages at once, the previous turn word for word again, or a
+weather question answered with parallel ``get_weather`` calls, whose results the caller sends back in
+a second request (with a user message after them, or not). A turn may also edit the caller's earlier
+messages first, cut its answer (``stop`` / ``max_tokens``), be sent again (a retry), or meet an
+injected failure (reuse on only).
 """
 
 from __future__ import annotations
 
 import base64
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -33,6 +35,7 @@ PNGS = (b"\x89PNG\r\n\x1a\n" + b"diff-one", b"\x89PNG\r\n\x1a\n" + b"diff-two")
 # spaces (a rewrite clients make: the session may be continued or not), an image, an assistant answer
 EDITS = ("user", "indent", "benign", "image", "assistant")
 FAILURES = (
+    ("taken", 500),  # conol takes the follow-up turn, its gateway answers 500
     ("create", 429),
     ("create", 500),
     ("followup", 429),
@@ -48,9 +51,16 @@ STOP = "Context"  # the dx answer's last sentence: a stop there cuts it
 MAX_TOKENS = 6
 
 
+SYSTEM = "You are a careful assistant. Answer briefly."
+SEARCHES = ("search: stage ids", "search: snapshots")
+ALSO = ("and one more thing", "thanks")
+
+
 @dataclass(frozen=True)
 class Turn:
     text: str = "ok"
+    also: str | None = None  # a second user message in the same request
+    after_results: str | None = None  # a user message after the tool results, in the same request
     image: int | None = None  # an image of PNGS after the text
     cities: tuple[str, ...] = ()  # a weather question: get_weather per city, then the results
     results: tuple[str, ...] = ()  # the caller's result for each call, in order
@@ -70,6 +80,7 @@ class Conversation:
     turns: tuple[Turn, ...]
     two_callers: bool = False
     stream: bool = False
+    system: str | None = None
 
     @property
     def callers(self) -> tuple[str, ...]:
@@ -85,25 +96,42 @@ def _maybe(values: tuple[Any, ...], weight: int) -> st.SearchStrategy[Any]:
 @st.composite
 def turns(draw: st.DrawFn, earlier: tuple[Turn, ...]) -> Turn:
     first = not earlier
-    kind = draw(st.sampled_from(("short", "text", "weather", "image") + (() if first else ("quote",) * 2)))
+    kinds = ("short", "text", "weather", "image", "search", "two")
+    kind = draw(st.sampled_from(kinds + (() if first else ("quote", "quote", "again"))))
+    if kind == "again":  # the previous turn word for word (its tool calls too)
+        previous = earlier[-1]
+        return Turn(
+            previous.text,
+            previous.also,
+            previous.after_results,
+            previous.image,
+            previous.cities,
+            previous.results,
+            previous.parallel,
+        )
     if kind == "weather":
         cities = draw(st.sampled_from(CITIES))
         same = draw(st.booleans())
         results = tuple(RESULTS[0] if same else RESULTS[i % 2] for i in range(len(cities)))
-        turn = Turn(cities=cities, results=results, parallel=draw(st.sampled_from((True, True, False))))
+        after = draw(st.sampled_from((None, None, ALSO[1])))
+        turn = Turn(
+            cities=cities,
+            results=results,
+            parallel=draw(st.sampled_from((True, True, False))),
+            after_results=after,
+        )
     elif kind == "quote":
         # the new text appears inside an earlier message (the whole of it, or its last word)
         quoted = draw(st.sampled_from([t.user_text for t in earlier]))
         turn = Turn(text=draw(st.sampled_from((quoted, quoted.split()[-1].strip('".,:')))))
+    elif kind == "search":
+        turn = Turn(text=draw(st.sampled_from(SEARCHES)))
     else:
-        text = draw(st.sampled_from(SHORT if kind == "short" else TEXTS))
-        turn = Turn(text=text, image=draw(st.sampled_from((0, 1))) if kind == "image" else None)
-    return Turn(
-        text=turn.text,
-        image=turn.image,
-        cities=turn.cities,
-        results=turn.results,
-        parallel=turn.parallel,
+        text = draw(st.sampled_from(SHORT if kind in ("short", "two") else TEXTS))
+        also = draw(st.sampled_from(ALSO)) if kind == "two" else None
+        turn = Turn(text=text, also=also, image=draw(st.sampled_from((0, 1))) if kind == "image" else None)
+    return replace(
+        turn,
         cut=draw(_maybe(CUTS, 6)),
         edit=None if first else draw(_maybe(EDITS, 6)),
         failure=draw(_maybe(FAILURES, 6)),
@@ -112,14 +140,25 @@ def turns(draw: st.DrawFn, earlier: tuple[Turn, ...]) -> Turn:
 
 
 @st.composite
-def conversations(draw: st.DrawFn) -> Conversation:
+def conversations(draw: st.DrawFn, longest: int = 6) -> Conversation:
     made: tuple[Turn, ...] = ()
-    for _ in range(draw(st.integers(min_value=2, max_value=4))):
+    for _ in range(draw(st.integers(min_value=2, max_value=longest))):
         made += (draw(turns(made)),)
-    return Conversation(made, two_callers=draw(st.booleans()), stream=draw(st.booleans()))
+    return Conversation(
+        made,
+        two_callers=draw(st.booleans()),
+        stream=draw(st.booleans()),
+        system=draw(st.sampled_from((None, SYSTEM))),
+    )
 
 
 # ------------------------------------------------------------------------------------------ messages
+def user_messages(turn: Turn) -> list[dict[str, Any]]:
+    """The messages the turn's first request adds."""
+    also = [{"role": "user", "content": turn.also}] if turn.also is not None else []
+    return [user_message(turn), *also]
+
+
 def user_message(turn: Turn) -> dict[str, Any]:
     if turn.image is None:
         return {"role": "user", "content": turn.user_text}

@@ -10,9 +10,12 @@ the client may legitimately send differently on a follow-up: conol's own answers
 them, a new session gets them as ``[Assistant]`` parts), system parts, a tool result's label (only its
 text after ``]: `` counts), line endings and trailing spaces.
 
-Asked ``weather: <city>, <city>`` with no tool result after it, the turn ends on one ``get_weather``
-call per city in one log entry (parallel calls to one tool), and the agent waits; with the results,
-it answers with them.
+Every turn thinks first (a ``plan`` preview in a ``notes`` stage: reasoning the client gets). Asked
+``weather: <city>, <city>`` with no tool result after it, the turn ends on one ``get_weather`` call
+per city in one log entry (parallel calls to one tool), and the agent waits; with the results, it
+answers with them. Asked ``search: <words>``, it runs conol's own ``WebSearch`` (its result names the
+digest), waits 0.5 s, then answers: a client that has built-in tools exposed stops at the call, and
+the answer it never read is the previous turn's tail on the next follow-up.
 """
 
 from __future__ import annotations
@@ -40,39 +43,57 @@ from litellm_conol.fake import (
     tool_call_entry,
 )
 
-# The readings, three-valued factors first (the covering array comes out smaller in this order).
-# ``followup_*``, ``framing``, ``create_model``, ``context_usage`` are FakeConfig switches;
-# ``model_pinning`` is the client's option; ``log_mode``, ``stage_mode``, ``preview_mode`` and ``end``
-# (each turn ends with a done event, or with the status alone) choose the dx scenario's variant.
-FACTORS: dict[str, tuple[Any, ...]] = {
+# The readings that meet where a follow-up's turn begins (covered 3 values at a time: every
+# combination of any three of them in some row), three-or-more-valued factors first.
+BOUNDARY: dict[str, tuple[Any, ...]] = {
+    "late_events": ("none", "note", "tool_call", "answer"),
     "followup_replayed_end": ("none", "done", "error"),
-    "framing": ("sse", "ndjson", "message"),
-    "model_pinning": ("create", "pin", "auto"),
     "followup_stage": ("new", "same"),
     "followup_replay": (True, False),
-    "followup_status_lag": (0.0, 0.3),
     "log_mode": ("cumulative", "once"),
+    "followup_status_lag": (0.0, 0.3),
+    "first_token_delay": (0.0, 1.0),
+    "followup_previews": ("cleared", "kept"),
+    "user_log_time": ("stamped", "none"),
+}
+# The other readings and options (covered in pairs, with each other and with the above).
+OTHERS: dict[str, tuple[Any, ...]] = {
+    "stageless_turns": ("none", "follow-ups", "all"),
+    "framing": ("sse", "ndjson", "message"),
+    "model_pinning": ("create", "pin", "auto"),
     "stage_mode": ("changed", "all"),
     "preview_mode": ("all", "changed"),
     "end": ("status", "done"),
     "create_model": ("honour", "ignore"),
     "context_usage": (False, True),
+    "builtin_tools": ("hide", "expose"),
 }
+FACTORS = {**BOUNDARY, **OTHERS}
+# FakeConfig switches (the rest: the dx scenario's variant, or the client's options)
 CONFIG_KEYS = (
+    "late_events",
     "followup_replayed_end",
-    "framing",
     "followup_stage",
     "followup_replay",
     "followup_status_lag",
+    "first_token_delay",
+    "followup_previews",
+    "user_log_time",
+    "stageless_turns",
+    "framing",
     "create_model",
     "context_usage",
 )
+CLIENT_KEYS = ("model_pinning", "builtin_tools")
+LATE_AFTER = 0.2  # seconds after a turn's readers left that its late events come
 
 WEATHER_ASK = re.compile(r"weather: (.+)")
+SEARCH_ASK = re.compile(r"search: (.+)")
 TOOL_RESULT = "[Tool result"
 OWN_PARTS = ("[Assistant]", "[System]")
 SNAPSHOT_DELAY = 0.005
 THINKING = 0.1  # seconds of silence after the user turn, above the client's poll_after_idle (0.05 here)
+SEARCHING = 0.5  # seconds between a WebSearch's result and the answer
 
 
 @dataclass(frozen=True)
@@ -83,7 +104,11 @@ class Reading:
 
     @property
     def config(self) -> dict[str, Any]:
-        return {key: self.values[key] for key in CONFIG_KEYS}
+        return {key: self.values[key] for key in CONFIG_KEYS} | {"late_after": LATE_AFTER}
+
+    @property
+    def client(self) -> dict[str, Any]:
+        return {key: self.values[key] for key in CLIENT_KEYS}
 
     @property
     def scenario(self) -> Scenario:
@@ -149,13 +174,18 @@ def dx_answer(transcript: Transcript, images: Sequence[str]) -> str:
 def dx_steps(ctx: ScenarioContext, *, with_done: bool) -> list[Step]:
     transcript = read_transcript(ctx.messages)
     last = transcript.users[-1] if transcript.users else ""
-    ask = WEATHER_ASK.fullmatch(last)
+    waiting = not transcript.results_since_user
     # the agent thinks a moment before its first word: a client polls the status meanwhile, and under
     # followup_status_lag it reads the previous turn's
     start: list[Step] = [UserTurn("main"), Sleep(THINKING), Preview("Planning.", kind="plan", stage="notes")]
-    if ask is not None and not transcript.results_since_user:
+    ask = WEATHER_ASK.fullmatch(last)
+    if ask is not None and waiting:
         calls = [ToolCall("get_weather", {"city": city}) for city in ask.group(1).split(", ")]
         return [*start, Sleep(SNAPSHOT_DELAY), Log(tool_call_entry(*calls))]  # the agent waits
+    search = SEARCH_ASK.fullmatch(last)
+    if search is not None and waiting:
+        found = f"Found nothing on {search.group(1)} ({digest(transcript, ctx.images)})."
+        start += [ToolCall("WebSearch", {"query": search.group(1)}, result=found), Sleep(SEARCHING)]
     answer = dx_answer(transcript, ctx.images)
     end: list[Step] = [CommitMessage(answer), SetStatus("completed")]
     return [*start, *snapshots(answer, 3, SNAPSHOT_DELAY), *end, *([Done()] if with_done else [])]

@@ -28,6 +28,14 @@ FLAGS = [
     "--followup-status",
     "--followup-stage",
     "--followup-replayed-end",
+    "--followup-previews",
+    "--followup-taken-status",
+    "--late-events",
+    "--late-after",
+    "--stageless-turns",
+    "--first-token-delay",
+    "--user-log-time",
+    "--unknown-asset-status",
 ]
 
 HELLO_LINE = (
@@ -89,7 +97,8 @@ def test_both_entry_points_hand_every_flag_to_the_same_runner(monkeypatch):
     monkeypatch.setattr(fake_cli, "run_forever", lambda *args, **options: calls.append((args, options)))
     argv = ["--host", "::1", "--port", "9", "--token", "t0k", "--ping-interval", "0.25"]
     argv += ["--default-scenario", "agent", "--drift", "status_word", "--framing", "ndjson"]
-    argv += ["--context-usage", "--followup-status", "405"]
+    argv += ["--context-usage", "--followup-status", "405", "--first-token-delay", "1.5"]
+    argv += ["--late-events", "note", "--user-log-time", "none"]
     assert cli.main(["fake", *argv]) == 0
     assert fake.main(argv) == 0
     readings = {
@@ -104,6 +113,14 @@ def test_both_entry_points_hand_every_flag_to_the_same_runner(monkeypatch):
         "followup_status": 405,
         "followup_stage": "new",
         "followup_replayed_end": "none",
+        "followup_previews": "cleared",
+        "followup_taken_status": None,
+        "late_events": "note",
+        "late_after": 0.2,
+        "stageless_turns": "none",
+        "first_token_delay": 1.5,
+        "user_log_time": "none",
+        "unknown_asset_status": 400,
     }
     expected = (
         ("::1", 9),

@@ -11,6 +11,7 @@ from litellm_conol import AuthenticationFailed, ConolError, RateLimited, Request
 from litellm_conol.client.follow_up import FollowUpRefused, FollowUpStart
 from litellm_conol.core.protocol.follow_up import TurnBody
 from litellm_conol.core.protocol.session_info import SessionInfo
+from litellm_conol.core.protocol.stage_marks import SessionHistory, StageMark
 from litellm_conol.core.protocol.turn_boundary import TurnBoundary
 from litellm_conol.core.protocol.wire import TextPart
 
@@ -41,7 +42,7 @@ def start(reattach: bool = False) -> FollowUpStart:
     return FollowUpStart(
         session_id="s1",
         turn=TurnBody(messages=[TextPart(content="next")], timezone="UTC"),
-        boundary=TurnBoundary((("st", ("d",)),)),
+        boundary=TurnBoundary(SessionHistory((StageMark("st", 1, "d"),))),
         model="m",
         effort="low",
         info=SessionInfo("s1", "m2", True),

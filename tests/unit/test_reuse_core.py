@@ -14,6 +14,7 @@ from litellm_conol import BadRequest
 from litellm_conol.core.config.boundary import settings_of
 from litellm_conol.core.config.reuse_options import ReuseOptions
 from litellm_conol.core.config.reuse_options import reuse_options as options_of
+from litellm_conol.core.protocol.stage_marks import SessionHistory, StageMark
 from litellm_conol.core.request.render import render_messages
 from litellm_conol.reuse.fingerprint import Binding, history_digest, split_new_turn
 from litellm_conol.reuse.store import MemoryBindings, UpstreamMemory
@@ -226,7 +227,15 @@ def test_options():
         reuse_options({"session_reuse_ttl": 0})
 
 
-BINDING = Binding("s1", "m", "low", (("a", ("d1", "d2")),), 1, pinned=True, effective_model="m2")
+BINDING = Binding(
+    "s1",
+    "m",
+    "low",
+    SessionHistory((StageMark("a", 2, "d1", 0, "d1"),), frozenset({"c1"})),
+    1,
+    pinned=True,
+    effective_model="m2",
+)
 ASK = Ask("m", "low", turn="t")
 
 
@@ -294,6 +303,7 @@ def test_binding_json_round_trip_and_garbage():
     old_format = json.loads(BINDING.to_json()) | {"v": 1}
     assert Binding.from_json(json.dumps(old_format)) is None  # another format: no binding
     assert Binding.from_json(BINDING.to_json().replace('"d1"', "7")) is None
+    assert Binding.from_json(BINDING.to_json().replace('"c1"', "7")) is None
     assert "token" not in BINDING.to_json()
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from litellm_conol.core.answer.assembler import Assembler
-from litellm_conol.core.protocol.turn_boundary import TurnBoundary, log_digest
+from litellm_conol.core.protocol.stage_marks import SessionHistory, log_digest, stage_key
+from litellm_conol.core.protocol.turn_boundary import TurnBoundary
 from litellm_conol.core.protocol.wire import LogEntry, parse_event
 
 REMINDER = "<system-reminder>\nYou are conol.\n</system-reminder>\n"
@@ -77,14 +78,14 @@ IDS = [
 def run_turns(same: bool, cumulative: bool, replay: bool, turns: list[tuple[str, str]]) -> list[str]:
     """Each turn as a follow-up on the session, its boundary from the previous turn's history."""
     session = Session(same, cumulative)
-    history: tuple = ()
+    history = SessionHistory()
     answers = []
     for number, (question, answer) in enumerate(turns, start=1):
         session.turn(question, answer)
         boundary = TurnBoundary(history)
         assembler = Assembler()
         read(boundary, session.stream(number, replay if number > 1 else True), assembler)
-        assert boundary.started
+        assert boundary.anchored
         answers.append(assembler.final_text)
         history = boundary.history()
     return answers
@@ -140,8 +141,8 @@ def test_a_reconnect_replays_without_repeating(same, cumulative):
     boundary.reconnected()
     read(boundary, stream, assembler)
     assert assembler.final_text == "The second answer."
-    expected = [("main", 4)] if same else [("main", 2), ("stage2", 2)]
-    assert [(sid, len(logs)) for sid, logs in boundary.history()] == expected
+    expected = [("main", 4)] if same else [("stage2", 2)]  # a turn in stages of its own closes the others
+    assert [(mark.id, mark.logs) for mark in boundary.history().stages] == expected
 
 
 def test_before_the_new_turn_everything_is_the_past():
@@ -151,19 +152,21 @@ def test_before_the_new_turn_everything_is_the_past():
     read(first, session.stream(1, True), Assembler())
     boundary = TurnBoundary(first.history())
     assert [boundary.filter(parse_event(raw)) for raw in session.stream(1, True)] == [None] * 5
-    assert not boundary.started
+    assert not boundary.anchored
 
 
-def test_the_history_records_every_stage_and_log():
+def test_the_history_records_each_stage_once_and_closes_an_earlier_turns():
     session = Session(False, False)
     session.turn("Q1", "A1")
     session.turn("Q2", "A2")
     first = TurnBoundary()
     read(first, session.stream(1, True), Assembler())
-    assert [(sid, len(logs)) for sid, logs in first.history()] == [("main", 2)]
+    assert [(mark.id, mark.logs) for mark in first.history().stages] == [("main", 2)]
     second = TurnBoundary(first.history())
     read(second, session.stream(2, False), Assembler())
-    assert [(sid, len(logs)) for sid, logs in second.history()] == [("main", 2), ("stage2", 2)]
+    history = second.history()
+    assert [(mark.id, mark.logs) for mark in history.stages] == [("stage2", 2)]
+    assert history.closed == {stage_key("main")}
 
 
 def test_a_late_tool_result_is_the_same_entry():
@@ -183,16 +186,16 @@ def test_stages_without_ids_are_noticed():
 
 @pytest.mark.parametrize("cumulative", [True, False], ids=["cumulative", "delta"])
 def test_a_stream_that_starts_at_an_earlier_turn_is_still_the_past(cumulative):
-    """Without replay a stream starts at the session's latest turn: read before our turn was taken
-    (a retry reading a post of unknown fate), that is an earlier turn, not ours."""
+    """Without replay a stream starts at the session's latest turn: read by a reattach before its
+    turn was taken (a retry reading a post of unknown fate), that is an earlier turn, not ours."""
     session = Session(True, cumulative)
     session.turn("Q1", "A1")
     session.turn("Q2", "A2")
     recorder = TurnBoundary()
     read(recorder, session.stream(2, True), Assembler())
-    boundary = TurnBoundary(recorder.history())
+    boundary = TurnBoundary(recorder.history(), reattach=True)
     assert [boundary.filter(parse_event(raw)) for raw in session.stream(2, False)] == [None] * 5
-    assert not boundary.started
+    assert not boundary.anchored
 
 
 def test_a_session_nobody_continues_passes_every_event_as_it_is():
@@ -204,5 +207,5 @@ def test_a_session_nobody_continues_passes_every_event_as_it_is():
         event = parse_event(raw)
         assert quiet.filter(event) is event
         assert recording.filter(event) == event
-    assert quiet.history() == ()
-    assert [(sid, len(logs)) for sid, logs in recording.history()] == [("main", 2)]
+    assert quiet.history() == SessionHistory()
+    assert [(mark.id, mark.logs) for mark in recording.history().stages] == [("main", 2)]

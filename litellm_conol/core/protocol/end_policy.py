@@ -122,7 +122,9 @@ class EndPolicy:
         if status is None:
             return
         self.status = status
-        if self.is_terminal and self.terminal_seen_at is None:
+        if not self.is_terminal:
+            self.terminal_seen_at = None  # running again: an earlier terminal status was not the end
+        elif self.terminal_seen_at is None:
             self.terminal_seen_at = now
             if self.stream_closed and not self.stream_failed:
                 self._definitive = "stream closed, status terminal"

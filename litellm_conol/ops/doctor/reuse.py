@@ -4,6 +4,9 @@ Two questions left open (docs/protocol.md#follow-up-turns, #readings), answered 
 
 * ``followup``: a session is told a word; a follow-up turn on it (``POST …/messages``) asks for the
   word back. It passes only when the answer has the word (semantically continued, not just 2xx).
+  Its stream is read as the provider reads it, from conol's echo of the posted turn: a stream that
+  never shows that turn (or shows two) fails the check and says why, as it switches session reuse
+  off for the upstream at run time (docs/session-reuse.md#fail-safe).
 * ``followup tool``: a session offered one client tool is asked to call it; the call's result goes
   back as a follow-up turn, rendered as the provider renders a tool result
   (docs/protocol.md#follow-up-turns), and the check passes only when the answer quotes a value only
@@ -25,11 +28,12 @@ from dataclasses import dataclass
 import httpx
 
 from ...client.driver import SessionRun
-from ...client.follow_up import FollowUpRefused, FollowUpStart
+from ...client.follow_up import FollowUpRefused, FollowUpStart, FollowUpUnverified
 from ...client.transport import Transport
 from ...core.answer.assembler import Assembler
 from ...core.errors import ConolError
 from ...core.models.catalog import CatalogModel
+from ...core.protocol.end_policy import Timing
 from ...core.protocol.endpoint import Endpoint
 from ...core.protocol.follow_up import TurnBody, pinning_calls
 from ...core.protocol.turn_boundary import TurnBoundary
@@ -118,7 +122,11 @@ async def _follow_up(
         info=first.info,
     )
     assembler = Assembler(client_tools=frozenset(tool.name for tool in first.body.tools or ()))
-    return await _run(SessionRun(transport, first.body, assembler, timeout=timeout, start=start))
+    # the turn must show up within half the check's time, so a stream that never shows it is
+    # reported as such (the fail-safe), not as a timeout of the whole check
+    timing = Timing(first_event_timeout=min(Timing().first_event_timeout, timeout / 2))
+    run = SessionRun(transport, first.body, assembler, timing=timing, timeout=timeout, start=start)
+    return await _run(run)
 
 
 async def _check_followup(
@@ -134,6 +142,8 @@ async def _check_followup(
     except FollowUpRefused as exc:
         detail = f"conol refused the follow-up: {exc.message}"
         return Check("followup", "fail", detail, stopwatch.elapsed()), int(exc.status_code)
+    except FollowUpUnverified as exc:
+        return Check("followup", "fail", unreadable(exc), stopwatch.elapsed()), None
     except ConolError as exc:
         return Check("followup", "fail", f"{type(exc).__name__}: {exc.message}", stopwatch.elapsed()), None
     answer = second.assembler.final_text.strip()
@@ -167,6 +177,8 @@ async def _check_tool_round_trip(transport: Transport, model: CatalogModel, time
         return Check(
             name, "fail", f"conol refused the tool result as a follow-up: {exc.message}", stopwatch.elapsed()
         )
+    except FollowUpUnverified as exc:
+        return Check(name, "fail", unreadable(exc), stopwatch.elapsed())
     except ConolError as exc:
         return Check(name, "fail", f"{type(exc).__name__}: {exc.message}", stopwatch.elapsed())
     answer = second.assembler.final_text.strip()
@@ -203,6 +215,15 @@ async def _check_pinning(transport: Transport, model: CatalogModel) -> Check:
         "fail",
         f"none: create ran {created.effective_model!r} and /model refused it",
         stopwatch.elapsed(),
+    )
+
+
+def unreadable(exc: FollowUpUnverified) -> str:
+    """Why follow-ups cannot be trusted on this upstream, as the fail-safe finds it at run time."""
+    return (
+        f"the follow-up's stream cannot be read safely: {exc.message}. At run time a request that meets "
+        "this gets a retryable error and session reuse turns itself off for this upstream for "
+        "session_reuse_backoff seconds (docs/session-reuse.md#fail-safe)"
     )
 
 
