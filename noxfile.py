@@ -55,6 +55,8 @@ LITELLM_SEAMS = {
         "tests/integration/test_router.py",
         "tests/integration/test_router_in_code.py",
         "tests/integration/test_health_check.py",
+        "tests/integration/test_accounts_sdk.py",  # our 429's retry-after as the Router's cooldown
+        "tests/integration/test_accounts_router.py",  # the team config's Router over a pool of accounts
     ],
     "what LiteLLM hands the handler (histories, images) and makes of its usage and costs": [
         "tests/integration/test_reuse_sdk.py",

@@ -27,7 +27,7 @@ from .caller import caller_of
 from .chunks import ChunkMaker
 from .deployment import deployment_params, in_proxy, is_client_side_copy, operator_connection
 from .exchange import Exchange
-from .litellm_compat import accept_custom_providers_on_generate_content
+from .litellm_compat import accept_custom_providers_on_generate_content, announce_attempt
 from .model_map import register_model_map
 from .params_patch import allow_extra_params
 from .pre_call import ensure_pre_call_guard, install_pre_call_guard
@@ -67,6 +67,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
             return fill_health_response(response, model=request.model)
         with noting(kwargs) as noted:
             request = _request(model, messages, api_base, kwargs)
+            announce_attempt(kwargs.get("logging_obj"), messages, request.endpoint.base_url)
             exchange = noted.exchange = Exchange(request, messages)
             async for _ in exchange.chunks():
                 pass  # each run's assembler accumulates its answer
@@ -84,6 +85,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
     ) -> AsyncIterator[ModelResponseStream]:
         with noting(kwargs) as noted:
             request = _request(model, messages, api_base, kwargs)
+            announce_attempt(kwargs.get("logging_obj"), messages, request.endpoint.base_url)
             exchange = noted.exchange = Exchange(request, messages)
             maker = ChunkMaker(model=request.model)
             async for chunk in exchange.chunks(maker):

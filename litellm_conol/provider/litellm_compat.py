@@ -13,6 +13,11 @@ LiteLLM moves its internals between releases. What we touch, and why:
   deployment (``conol/*``) on ``/v1/models`` and ``/model/info``; it knows built-in providers only.
 * ``Logging.model_call_details`` (the ``logging_obj`` a handler is passed): the dict every callback
   receives as ``kwargs``, on success and on failure alike; the usage log's fields ride in it.
+* ``Logging.pre_call``: what LiteLLM's own providers call before each upstream request. It marks the
+  attempt (``current_attempt_api_call_start_time`` from 1.110), and by that mark LiteLLM 1.110's Router
+  tells a retry's failure from the request's first, already logged one: only a marked retry's failure
+  cools its deployment when the proxy shares one logging object across a request's retries
+  (docs/litellm-versions.md#the-routers-cooldowns-on-1110).
 * ``litellm.google_genai.main.GenerateContentHelper.setup_generate_content_call`` and
   ``LlmProviders._missing_``: the generateContent routes (``/v1beta/models/…:generateContent``,
   ``:streamGenerateContent``: Gemini CLI) convert the provider's name to the ``LlmProviders`` enum
@@ -146,6 +151,15 @@ def call_details(logging_obj: Any) -> dict[str, Any] | None:
     ``None`` when the call has no logging object of that shape."""
     details = getattr(logging_obj, "model_call_details", None)
     return details if isinstance(details, dict) else None
+
+
+def announce_attempt(logging_obj: Any, messages: list[Any], api_base: str) -> None:
+    """Tell the call's logging object that an attempt goes upstream now, as LiteLLM's own providers
+    do: its start time, the input and the (masked) base URL, and a fresh attempt mark for the Router.
+    Never the token: ``api_key`` is left empty. Nothing happens without a logging object."""
+    pre_call = getattr(logging_obj, "pre_call", None)
+    if callable(pre_call) and call_details(logging_obj) is not None:
+        pre_call(input=messages, api_key="", additional_args={"api_base": api_base})
 
 
 _IN_GENERATE_CONTENT_SETUP = contextvars.ContextVar("litellm_conol_generate_content_setup", default=False)

@@ -340,6 +340,10 @@ FOREIGN_FILES = {
     "base_llm_unit_tests.py": "LiteLLM's repository",
     "test_streaming.py": "LiteLLM's repository",
     "router_utils/cooldown_handlers.py": "LiteLLM's package (docs/team-deployment.md)",
+    "litellm/router_rust/core.py": "LiteLLM 1.110's package (docs/litellm-versions.md)",
+    "core.py": "LiteLLM 1.110's router_rust/core.py (docs/litellm-versions.md)",
+    "router_rust/surface/health.py": "LiteLLM 1.110's package (docs/litellm-versions.md)",
+    "litellm_core_utils/litellm_logging.py": "LiteLLM's package (docs/litellm-versions.md)",
 }
 # Private names of other packages' internals that comments and pages name (each must still be named).
 FOREIGN_NAMES = {
@@ -347,6 +351,10 @@ FOREIGN_NAMES = {
     "_hidden_params": "litellm",
     "_iter_with_keepalive": "litellm",
     "_Prisma__engine": "prisma",
+    "_should_cooldown_deployment": "litellm",
+    "_is_allowed_fails_set_on_router": "litellm",
+    "_sleep_seconds": "litellm 1.110",
+    "_records_blocked": "litellm 1.110 (router_rust/core.py)",
 }
 # Variables the docs name by convention: ``fake.assets`` is an attribute of a ``FakeConol``.
 INSTANCE_NAMES = {"fake": "FakeConol", "conol_fake": "FakeConol", "proxy_fake": "FakeConol"}

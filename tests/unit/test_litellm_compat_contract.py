@@ -189,3 +189,62 @@ def test_registering_the_catalog_prints_nothing(capsys, monkeypatch):
     assert set(entries) <= set(litellm.model_cost)
     for key in entries:
         litellm.model_cost.pop(key)
+
+
+# --- the attempt mark (docs/litellm-versions.md#the-routers-cooldowns-on-1110) ---------------------
+
+TOKEN = "secret-session-token"
+
+
+def _logging_obj() -> Logging:
+    """A call's logging object, as ``completion()`` hands it to a provider."""
+    logging_obj = Logging(
+        model="conol/claude-haiku-4-5",
+        messages=[],
+        stream=False,
+        call_type="acompletion",
+        start_time=datetime.datetime.now(),
+        litellm_call_id="call-2",
+        function_id="f-2",
+    )
+    logging_obj.update_environment_variables(
+        litellm_params={"litellm_call_id": "call-2", "api_key": TOKEN}, optional_params={}, model="x"
+    )
+    return logging_obj
+
+
+def test_pre_call_is_what_litellms_providers_call_with_the_input_and_the_api_base():
+    parameters = inspect.signature(Logging.pre_call).parameters
+    assert list(parameters)[:5] == ["self", "input", "api_key", "model", "additional_args"]
+
+
+def test_announcing_an_attempt_stamps_it_without_the_token():
+    logging_obj = _logging_obj()
+    messages = [{"role": "user", "content": "hi"}]
+    compat.announce_attempt(logging_obj, messages, "https://conol.example")
+    details = logging_obj.model_call_details
+    assert isinstance(details["api_call_start_time"], datetime.datetime)
+    assert (details["input"], details["api_key"]) == (messages, "")
+    assert details["litellm_params"]["api_base"] == "https://conol.example"
+    assert TOKEN not in repr(details["additional_args"])
+    compat.announce_attempt(None, messages, "https://conol.example")  # no logging object: nothing
+
+
+@pytest.mark.skipif(compat.litellm_version()[:2] < (1, 110), reason="LiteLLM 1.110's attempt mark")
+def test_each_attempt_gets_a_mark_of_its_own_that_the_router_reads_to_cool_a_retrys_deployment():
+    from litellm.router_utils import fallback_event_handlers
+
+    logging_obj = _logging_obj()
+    compat.announce_attempt(logging_obj, [], "https://conol.example")
+    first = logging_obj.model_call_details["current_attempt_api_call_start_time"]
+    logging_obj.model_call_details |= {
+        "has_logged_async_failure": True,
+        "async_failure_logged_attempt": first,
+    }
+    blocked = fallback_event_handlers._failure_callbacks_blocked_logging_object
+    # the first attempt's failure is the one logged: nothing more to record for it
+    assert blocked({"litellm_logging_obj": logging_obj}) is None
+    compat.announce_attempt(logging_obj, [], "https://conol.example")
+    assert logging_obj.model_call_details["current_attempt_api_call_start_time"] != first
+    # a retry's failure the shared logging object skips: the Router records it (its cooldown)
+    assert blocked({"litellm_logging_obj": logging_obj}) is logging_obj
