@@ -108,6 +108,9 @@ def running(
     started = Started(process)
     try:
         serving(process)
+    except (AssertionError, RuntimeError) as failure:  # what it printed says why it did not serve
+        raise AssertionError(f"{failure}; it printed:\n{interrupt(process)[-4000:]}") from failure
+    try:
         yield started
     finally:
         started.output = interrupt(process)

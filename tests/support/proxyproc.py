@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,29 @@ MASTER_KEY = "sk-test-master"
 _PROXY_PYTHONPATH = [str(TESTS)]
 
 
+def _ephemeral_floor() -> int:
+    """The lowest port the kernel hands to outgoing connections (Linux's default when unreadable)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
     """A local port nobody listens on (bound then released): for a server to take, or for a client to
-    be refused on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    be refused on. Drawn from below the ephemeral range: a port the kernel picked (``bind(0)``) can
+    be handed to another process's outgoing connection before our server binds it, and the server
+    then fails to start (seen under three test workers)."""
+    floor = _ephemeral_floor()
+    for _ in range(200):
+        port = random.randrange(10000, max(10001, floor))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def wait_until_live(base_url: str, process: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
@@ -116,13 +134,13 @@ def offline_env(**extra: str) -> dict[str, str]:
 def interrupt(process: subprocess.Popen[bytes]) -> str:
     """Ctrl-C to a process started in a session of its own (and its children), killed if it is still
     there 20 s later; what it printed (its stdout, piped)."""
-    if process.poll() is None:
+    with suppress(ProcessLookupError):  # the group too when the leader is gone: its children may be there
         os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
     assert process.stdout is not None
     return process.stdout.read().decode(errors="replace")
 
