@@ -52,7 +52,7 @@ NOX_INSTALL_LOG := .nox/tests-1.110-install.log
 test: $(STAMP) redis-server lint typecheck docs
 	@mkdir -p .nox
 	@$(BIN)/nox -s tests-1.110 --install-only >$(NOX_INSTALL_LOG) 2>&1 & installing=$$!; \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS); tested=$$?; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); tested=$$?; \
 	if ! wait $$installing; then cat $(NOX_INSTALL_LOG); exit 1; fi; \
 	exit $$tested
 	$(BIN)/nox -s tests-1.110 --no-install

@@ -66,7 +66,7 @@ LITELLM_SEAMS = {
     ],
 }
 # worker processes (pytest-xdist), a test file per worker at a time (`-- … -n 0` runs in one process)
-WORKERS = ["-n", "2", "--dist", "loadfile"]
+WORKERS = ["-n", "2", "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def _install(session: nox.Session, line: str) -> None:

@@ -15,9 +15,10 @@ os.environ.pop("CONOL_API_BASE", None)
 pytest_plugins = ["support.echoes"]
 
 # The longest test files, longest first (seconds of tests on 2 cores under three workers, 2026-12-06:
-# 153, 70, 67, 54, 51, 50, 45, 43, 43, 42). pytest-xdist's ``--dist loadfile`` hands out files in
-# collection order, one at a time: a long file collected late runs alone at the end while the other
-# workers idle. Started first, they end beside the short ones.
+# 153, 70, 67, 54, 51, 50, 45, 43, 43, 42). pytest-xdist's ``--dist loadfile`` hands out files one at
+# a time in collection order when told ``--no-loadscope-reorder`` (``make test`` and noxfile.py do;
+# by default it puts the files with most tests first, and these have few): a long file handed out
+# last runs alone at the end while the other workers idle. Started first, they end beside short ones.
 LONGEST_FIRST = (
     "integration/test_reuse_differential.py",
     "e2e/test_accounts_fleet.py",
