@@ -95,17 +95,22 @@ def test_other_providers_supported_params_are_untouched():
 CONTENTS = [{"role": "user", "parts": [{"text": "Hi"}]}]
 
 
-def _setup(setup: Any, model: str) -> Any:
-    """LiteLLM's generateContent set-up for ``model``, as its entry points call it."""
-    logging_obj = Logging(
+def _new_logging_obj(model: str, call_type: str, call_id: str) -> Logging:
+    """A call's logging object, as LiteLLM's entry points make it before they reach a provider."""
+    return Logging(
         model=model,
         messages=[],
         stream=False,
-        call_type="agenerate_content",
+        call_type=call_type,
         start_time=datetime.datetime.now(),
-        litellm_call_id="call-1",
-        function_id="f-1",
+        litellm_call_id=call_id,
+        function_id=f"f-{call_id}",
     )
+
+
+def _setup(setup: Any, model: str) -> Any:
+    """LiteLLM's generateContent set-up for ``model``, as its entry points call it."""
+    logging_obj = _new_logging_obj(model, "agenerate_content", "call-1")
     return setup(model=model, contents=CONTENTS, litellm_logging_obj=logging_obj)
 
 
@@ -198,15 +203,7 @@ TOKEN = "secret-session-token"
 
 def _logging_obj() -> Logging:
     """A call's logging object, as ``completion()`` hands it to a provider."""
-    logging_obj = Logging(
-        model="conol/claude-haiku-4-5",
-        messages=[],
-        stream=False,
-        call_type="acompletion",
-        start_time=datetime.datetime.now(),
-        litellm_call_id="call-2",
-        function_id="f-2",
-    )
+    logging_obj = _new_logging_obj("conol/claude-haiku-4-5", "acompletion", "call-2")
     logging_obj.update_environment_variables(
         litellm_params={"litellm_call_id": "call-2", "api_key": TOKEN}, optional_params={}, model="x"
     )
