@@ -38,6 +38,7 @@ from ..core.request.images import long_percent_encoded, percent_encoded_refusal
 from .caller import CAPTURED_KEY, CapturedCaller, caller_from_auth
 from .deployment import PROXY_SERVER_MODULE, proxy_router
 from .params_patch import PROVIDER
+from .usage_fields import PAYLOAD_KEY
 
 # What a fallbacks entry may never carry, besides the declared operator and narrow options: the
 # request snapshot the handler reads the caller's body from, the credentials and address of the
@@ -66,9 +67,23 @@ class ConolPreCallGuard(CustomLogger):  # type: ignore[misc]
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
     ) -> dict[str, Any]:
         check_fallbacks(data)
+        check_payload_fields(data)
         check_images(data)
         capture_caller(data)
         return data
+
+
+def check_payload_fields(data: Mapping[str, Any]) -> None:
+    """A request may tag its spend logs (LiteLLM's ``spend_logs_metadata``), but never with conol's
+    own key: the handler writes its fields there (docs/metrics.md#in-the-logging-payload), and a request
+    that fails before the handler runs would otherwise log the caller's numbers as conol's."""
+    for name in ("metadata", "litellm_metadata"):
+        metadata = data.get(name)
+        tags = metadata.get("spend_logs_metadata") if isinstance(metadata, Mapping) else None
+        if isinstance(tags, Mapping) and PAYLOAD_KEY in tags:
+            raise BadRequest(
+                f"`spend_logs_metadata.{PAYLOAD_KEY}` is written by the conol provider, not per request"
+            )
 
 
 def check_images(data: Mapping[str, Any]) -> None:

@@ -281,9 +281,10 @@ def test_every_requests_logging_payload_carries_conols_fields(fleet):
     )
     assert [(row["model_group"], row["model_id"]) for row in answered] == [("chat", "chat-c")] * 2
     # reset, the exhausted account has no credits again: an attempt it took failed (or was refused,
-    # the account resting), and says so
+    # the account resting), and says so; so does the low one's, refused at its balance read (when this
+    # test runs first, nothing has rested it yet)
     for failed in (row for row in rows if row["outcome"] == "failure"):
-        assert (failed["model_id"], failed["conol"]["account_resting"]) == ("chat-a", True)
+        assert failed["model_id"] in ("chat-a", "chat-b") and failed["conol"]["account_resting"], failed
         assert failed["conol"]["sessions_created"] == failed["conol"]["credit_errors"]
     first_fields, second_fields = (row["conol"] for row in answered)
     assert {
@@ -332,3 +333,24 @@ def _payload_row(row: dict[str, Any]) -> dict[str, Any]:
         "model_id": payload.get("model_id"),
         "conol": (payload["metadata"].get("spend_logs_metadata") or {}).get("conol"),
     }
+
+
+@pytest.mark.parametrize("how", ["body", "header"])
+def test_a_request_may_not_write_conols_fields_into_the_logging_payload(fleet, how):
+    """A caller's ``spend_logs_metadata`` naming ``conol`` is refused before routing (no attempt, no
+    session, no payload line of its own): the key's fields are the provider's alone."""
+    fake = fleet.fake
+    fake.reset()
+    forged = {"conol": {"sessions_created": 0, "credit_errors": 0}, "team": "forger"}
+    body: dict[str, Any] = {"model": "chat", "messages": [{"role": "user", "content": "[[fake:done]] hi"}]}
+    headers = dict(AUTH)
+    if how == "body":
+        body["metadata"] = {"spend_logs_metadata": forged}
+    else:
+        headers["x-litellm-spend-logs-metadata"] = json.dumps(forged)
+    response = httpx.post(
+        f"{fleet.proxy.base_url}/v1/chat/completions", json=body, headers=headers, timeout=bound(60)
+    )
+    assert response.status_code == 400, response.text
+    assert "`spend_logs_metadata.conol` is written by the conol provider" in response.text
+    assert [a.sessions for a in fake.accounts.values()] == [0] * len(fake.accounts)

@@ -195,3 +195,13 @@ async def test_other_models_and_other_images_pass_the_hook(proxy_router):
         },
     ):
         await ConolPreCallGuard().async_pre_call_hook(None, None, data, "x")
+
+
+@pytest.mark.parametrize("where", ["metadata", "litellm_metadata"])
+async def test_a_request_tagging_its_spend_logs_with_conols_key_is_refused_other_tags_pass(where):
+    guard = ConolPreCallGuard()
+    tagged = {"model": "m", where: {"spend_logs_metadata": {"team": "a", "conol": {"sessions_created": 0}}}}
+    with pytest.raises(BadRequest, match=r"^`spend_logs_metadata\.conol` is written by the conol provider"):
+        await guard.async_pre_call_hook(None, None, tagged, "acompletion")
+    other = {"model": "m", where: {"spend_logs_metadata": {"team": "a"}}}
+    assert await guard.async_pre_call_hook(None, None, other, "acompletion") is other
