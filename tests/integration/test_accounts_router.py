@@ -27,6 +27,7 @@ import yaml
 from litellm.integrations.custom_logger import CustomLogger
 from litellm.router_utils.cooldown_handlers import _async_get_cooldown_deployments_with_debug_info
 from prometheus_client import REGISTRY
+from support.model_map import model_map_kept
 from support.paths import ROOT
 
 import litellm_conol
@@ -48,6 +49,12 @@ TOKENS = {  # the team config's environment variables, and the account each name
     "os.environ/CONOL_SESSION_TOKEN_C": "full",
 }
 ORDER = {"chat-a": 1, "chat-b": 2, "chat-c": 3}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _model_map() -> Iterator[None]:
+    with model_map_kept():  # the team config's Routers write its model_info into LiteLLM's map
+        yield
 
 
 @pytest.fixture(scope="module")
