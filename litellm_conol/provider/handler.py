@@ -66,8 +66,7 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
             await Transport(request.endpoint, shared_client()).check_token()
             return fill_health_response(response, model=request.model)
         with noting(kwargs) as noted:
-            request = _request(model, messages, api_base, kwargs)
-            announce_attempt(kwargs.get("logging_obj"), messages, request.endpoint.base_url)
+            request = _attempt(model, messages, api_base, kwargs)
             exchange = noted.exchange = Exchange(request, messages)
             async for _ in exchange.chunks():
                 pass  # each run's assembler accumulates its answer
@@ -84,14 +83,22 @@ class ConolLLM(CustomLLM):  # type: ignore[misc]
         self, model: str, messages: list[Any], api_base: str | None = None, **kwargs: Any
     ) -> AsyncIterator[ModelResponseStream]:
         with noting(kwargs) as noted:
-            request = _request(model, messages, api_base, kwargs)
-            announce_attempt(kwargs.get("logging_obj"), messages, request.endpoint.base_url)
+            request = _attempt(model, messages, api_base, kwargs)
             exchange = noted.exchange = Exchange(request, messages)
             maker = ChunkMaker(model=request.model)
             async for chunk in exchange.chunks(maker):
                 yield chunk
         for chunk in maker.closing(exchange.last.assembler, exchange.fields(), exchange.usage()):
             yield chunk
+
+
+def _attempt(model: str, messages: list[Any], api_base: str | None, kwargs: dict[str, Any]) -> ConolRequest:
+    """The call resolved (:func:`_request`), and LiteLLM's logging object told that an attempt goes
+    upstream, as its own providers tell it: the Router tells a retry's failure by that mark
+    (docs/litellm-versions.md#the-routers-cooldowns-on-1110)."""
+    request = _request(model, messages, api_base, kwargs)
+    announce_attempt(kwargs.get("logging_obj"), messages, request.endpoint.base_url)
+    return request
 
 
 def _request(model: str, messages: list[Any], api_base: str | None, kwargs: dict[str, Any]) -> ConolRequest:

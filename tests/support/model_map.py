@@ -22,9 +22,5 @@ def model_map_kept() -> Iterator[None]:
     finally:
         litellm.model_cost.clear()
         litellm.model_cost.update(saved)
-        # LiteLLM's own invalidation: its case-insensitive index and cached lookups of the map
-        invalidate = getattr(litellm.utils, "_invalidate_model_cost_lowercase_map", None)
-        if callable(invalidate):
-            invalidate()
-        else:
-            litellm.get_model_info.cache_clear()
+        # LiteLLM's own invalidation (1.108 to 1.110): its case-insensitive index and cached lookups
+        litellm.utils._invalidate_model_cost_lowercase_map()
